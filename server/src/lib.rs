@@ -1,0 +1,112 @@
+//! datban's server: renders the Leptos app, serves the hydrate bundle and the API.
+
+use std::{net::SocketAddr, time::Duration};
+
+use app::{shell, App};
+use axum::{extract::FromRef, Router};
+use leptos::prelude::LeptosOptions;
+use leptos_axum::{file_and_error_handler, generate_route_list, LeptosRoutes};
+use tower_http::trace::TraceLayer;
+
+pub mod config;
+pub mod db;
+mod health;
+
+pub use config::Config;
+
+/// Everything a request handler may need, cloned cheaply per request.
+#[derive(Clone)]
+pub struct AppState {
+    /// Site layout and address, as cargo-leptos and `cargo xtask` agree on them.
+    pub leptos_options: LeptosOptions,
+    /// The application database.
+    pub db: db::Pool,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}
+
+/// The whole HTTP application, without a socket, so tests can drive it with `oneshot`.
+pub fn app(state: AppState) -> Router {
+    let routes = generate_route_list(App);
+    let options = state.leptos_options.clone();
+    Router::new()
+        .merge(health::routes())
+        .leptos_routes(&state, routes, move || shell(options.clone()))
+        // Files under the site root (the hydrate bundle in /pkg, favicon, …), served
+        // precompressed (.br/.gz) when present; anything else renders the 404 page.
+        .fallback(file_and_error_handler::<AppState, _>(shell))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Why the server could not start. Each variant's message is meant for the operator.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// The environment holds a value the server cannot use.
+    #[error("configuration: {0}")]
+    Config(#[from] config::ConfigError),
+    /// The database could not be opened or migrated.
+    #[error("database: {0}")]
+    Database(#[from] db::DbError),
+    /// The listening socket could not be opened.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address from `LEPTOS_SITE_ADDR`.
+        addr: SocketAddr,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The server stopped with an I/O error.
+    #[error("server: {0}")]
+    Serve(std::io::Error),
+}
+
+/// Opens the database, runs migrations and serves until SIGINT or SIGTERM.
+pub async fn run(config: Config) -> Result<(), StartupError> {
+    let pool = db::connect(&config.database_url).await?;
+    let addr = config.leptos_options.site_addr;
+    let state = AppState {
+        leptos_options: config.leptos_options,
+        db: pool,
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| StartupError::Bind { addr, source })?;
+    tracing::info!("datban listening on http://{addr}");
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(StartupError::Serve)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}
+
+/// How long a health check waits for the database before reporting it unavailable.
+pub(crate) const HEALTH_DB_TIMEOUT: Duration = Duration::from_secs(2);

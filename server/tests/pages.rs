@@ -1,0 +1,40 @@
+//! Server-side rendering of the chat page, without a socket.
+
+use axum::{body::Body, http::Request};
+use http_body_util::BodyExt;
+use leptos::prelude::LeptosOptions;
+use server::{app, db, AppState};
+use tower::ServiceExt;
+
+async fn get_html(uri: &str) -> (u16, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("test.db").display());
+    let state = AppState {
+        leptos_options: LeptosOptions::builder().output_name("datban").build(),
+        db: db::connect(&url).await.unwrap(),
+    };
+    let response = app(state)
+        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+#[tokio::test]
+async fn chat_page_is_rendered_in_vietnamese_with_hydration_scripts() {
+    let (status, html) = get_html("/").await;
+    assert_eq!(status, 200);
+    assert!(html.contains(r#"<html lang="vi""#), "{html}");
+    assert!(html.contains("Đặt bàn cùng trợ lý"), "{html}");
+    assert!(html.contains("/pkg/datban.js"), "{html}");
+    assert!(html.contains("/pkg/datban.wasm"), "{html}");
+}
+
+#[tokio::test]
+async fn unknown_page_is_a_404_with_a_vietnamese_message() {
+    let (status, html) = get_html("/khong-co-trang-nay").await;
+    assert_eq!(status, 404);
+    assert!(html.contains("Không tìm thấy trang"), "{html}");
+}

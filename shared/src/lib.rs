@@ -1,0 +1,9 @@
+//! Types shared by the datban server and the hydrated browser client.
+//!
+//! Everything in this crate compiles for the native server and for
+//! `wasm32-unknown-unknown`, so it may depend only on platform-neutral crates.
+
+pub mod health;
+
+/// The version of the datban crates, reported by `GET /healthz`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,164 @@
+//! `cargo xtask <command>`: set-up, build, run and test datban without cargo-leptos.
+//!
+//! cargo-leptos takes most of an hour to compile on a two-core machine, so the run and
+//! test commands build the site themselves (cargo + wasm-bindgen), writing the same
+//! files to the same places cargo-leptos does, so one server binary serves either.
+
+mod cmd;
+mod e2e;
+mod setup;
+mod site;
+
+use std::{path::PathBuf, process::ExitCode};
+
+pub use cmd::Failure;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  run [--release]   set up what is missing, build the site and serve it
+                    (LEPTOS_SITE_ADDR, default 127.0.0.1:3000)
+  test              set up what is missing and run every check and test:
+                    fmt, clippy, cargo test, wasm32 tests, Playwright
+  setup             only the set-up steps (idempotent)
+  build [--release] set up, then build the site and the server
+  setup-dev         also install cargo-leptos, for `cargo leptos watch`
+  watch             `cargo leptos watch` with the toolchain set-up chose
+  help              this text
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("run") => run(&args[1..]),
+        Some("test") => test(&args[1..]),
+        Some("setup") => setup::Setup::detect().and_then(|s| s.ensure_all()).map(drop),
+        Some("build") => build(&args[1..]).map(drop),
+        Some("setup-dev") => setup::Setup::detect().and_then(|s| s.ensure_dev_tools()),
+        Some("watch") => watch(),
+        Some("help" | "--help" | "-h") | None => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(Failure::new(format!("unknown command `{other}`\n\n{USAGE}"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("\nxtask: {failure}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Paths every command needs.
+pub struct Workspace {
+    /// The folder holding the workspace `Cargo.toml`.
+    pub root: PathBuf,
+    /// cargo's target directory (honours `CARGO_TARGET_DIR`).
+    pub target: PathBuf,
+}
+
+impl Workspace {
+    fn locate() -> Result<Self, Failure> {
+        // CARGO_MANIFEST_DIR is xtask/ at compile time; the workspace is its parent.
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .map(PathBuf::from)
+            .ok_or_else(|| Failure::new("cannot find the workspace root"))?;
+        let target = match std::env::var_os("CARGO_TARGET_DIR") {
+            Some(dir) if !dir.is_empty() => {
+                let dir = PathBuf::from(dir);
+                if dir.is_absolute() {
+                    dir
+                } else {
+                    root.join(dir)
+                }
+            }
+            _ => root.join("target"),
+        };
+        Ok(Self { root, target })
+    }
+
+    /// Where the site (pkg files and public assets) is written, as cargo-leptos lays it out.
+    pub fn site_root(&self) -> PathBuf {
+        self.target.join("site")
+    }
+}
+
+fn parse_release(args: &[String]) -> Result<bool, Failure> {
+    match args {
+        [] => Ok(false),
+        [flag] if flag == "--release" => Ok(true),
+        _ => Err(Failure::new(format!("unexpected arguments {args:?}\n\n{USAGE}"))),
+    }
+}
+
+fn build(args: &[String]) -> Result<(Workspace, PathBuf), Failure> {
+    let release = parse_release(args)?;
+    let ws = Workspace::locate()?;
+    let tools = setup::Setup::detect()?.ensure_all()?;
+    site::build_site(&ws, &tools)?;
+    let server = site::build_server(&ws, release)?;
+    Ok((ws, server))
+}
+
+fn run(args: &[String]) -> Result<(), Failure> {
+    let (ws, server) = build(args)?;
+    let addr = std::env::var("LEPTOS_SITE_ADDR").unwrap_or_else(|_| "127.0.0.1:3000".into());
+    println!("\nxtask: serving datban on http://{addr} (Ctrl-C stops it)\n");
+    let mut command = std::process::Command::new(&server);
+    command.current_dir(&ws.root);
+    site::server_env(&mut command, &ws, &addr);
+    cmd::run(&mut command)
+}
+
+fn test(args: &[String]) -> Result<(), Failure> {
+    if !args.is_empty() {
+        return Err(Failure::new(format!("`test` takes no arguments\n\n{USAGE}")));
+    }
+    let ws = Workspace::locate()?;
+    let tools = setup::Setup::detect()?.ensure_all()?;
+    let started = std::time::Instant::now();
+
+    cmd::step("cargo fmt --check");
+    cmd::run(cmd::cargo(&ws).args(["fmt", "--all", "--check"]))?;
+    cmd::step("cargo clippy");
+    cmd::run(cmd::cargo(&ws).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    cmd::step("cargo test --workspace");
+    cmd::run(cmd::cargo(&ws).args(["test", "--workspace"]))?;
+
+    // The site build compiles std for wasm32; the wasm tests below reuse it.
+    site::build_site(&ws, &tools)?;
+    cmd::step("shared tests on wasm32 (wasm-bindgen-test-runner, Node.js)");
+    site::test_shared_on_wasm(&ws, &tools)?;
+
+    let server = site::build_server(&ws, false)?;
+    cmd::step("Playwright end-to-end tests in Chromium");
+    e2e::run_playwright(&ws, &server)?;
+
+    println!(
+        "\nxtask: every check passed in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn watch() -> Result<(), Failure> {
+    let ws = Workspace::locate()?;
+    let tools = setup::Setup::detect()?.ensure_all()?;
+    tools.ensure_cargo_leptos()?;
+    let mut command = std::process::Command::new("cargo");
+    command.current_dir(&ws.root).args(["leptos", "watch"]);
+    tools.wasm.apply_env(&mut command);
+    command.env("PATH", setup::path_with_node_bin(&ws));
+    cmd::run(&mut command)
+}

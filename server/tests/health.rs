@@ -21,7 +21,10 @@ async fn get(app: axum::Router, uri: &str) -> (u16, serde_json::Value) {
         .unwrap();
     let status = response.status().as_u16();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    )
 }
 
 #[tokio::test]
@@ -29,7 +32,10 @@ async fn healthz_reports_ok_and_version() {
     let dir = tempfile::tempdir().unwrap();
     let (status, body) = get(app(state(&dir).await), "/healthz").await;
     assert_eq!(status, 200);
-    assert_eq!(body, serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}));
+    assert_eq!(
+        body,
+        serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})
+    );
 }
 
 #[tokio::test]

@@ -43,7 +43,10 @@ mod tests {
     #[test]
     fn health_serialises_to_the_documented_shape() {
         let value = serde_json::to_value(Health::new(HealthStatus::Ok)).unwrap();
-        assert_eq!(value, serde_json::json!({"status": "ok", "version": crate::VERSION}));
+        assert_eq!(
+            value,
+            serde_json::json!({"status": "ok", "version": crate::VERSION})
+        );
         let down = serde_json::to_value(Health::new(HealthStatus::Unavailable)).unwrap();
         assert_eq!(down["status"], "unavailable");
     }

@@ -35,7 +35,10 @@ pub fn cargo(ws: &Workspace) -> Command {
     let mut command = Command::new("cargo");
     // `cargo xtask` exports the path of the cargo that started it; a child cargo of
     // another toolchain must not inherit it.
-    command.current_dir(&ws.root).env_remove("CARGO").env_remove("RUSTC");
+    command
+        .current_dir(&ws.root)
+        .env_remove("CARGO")
+        .env_remove("RUSTC");
     command
 }
 
@@ -51,10 +54,7 @@ fn describe(command: &Command) -> String {
 /// Runs a command with inherited stdio; a non-zero exit is a [`Failure`] naming the command.
 pub fn run(command: &mut Command) -> Result<(), Failure> {
     let status = command.status().map_err(|error| {
-        Failure::new(format!(
-            "could not start `{}`: {error}",
-            describe(command)
-        ))
+        Failure::new(format!("could not start `{}`: {error}", describe(command)))
     })?;
     if status.success() {
         Ok(())

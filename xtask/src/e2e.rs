@@ -122,8 +122,14 @@ mod tests {
 
     #[test]
     fn reads_the_status_code_of_a_response() {
-        assert_eq!(parse_status("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"), Some(200));
-        assert_eq!(parse_status("HTTP/1.1 503 Service Unavailable\r\n\r\n"), Some(503));
+        assert_eq!(
+            parse_status("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"),
+            Some(200)
+        );
+        assert_eq!(
+            parse_status("HTTP/1.1 503 Service Unavailable\r\n\r\n"),
+            Some(503)
+        );
         assert_eq!(parse_status("garbage"), None);
         assert_eq!(parse_status(""), None);
     }

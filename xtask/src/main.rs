@@ -33,7 +33,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
         Some("test") => test(&args[1..]),
-        Some("setup") => setup::Setup::detect().and_then(|s| s.ensure_all()).map(drop),
+        Some("setup") => setup::Setup::detect()
+            .and_then(|s| s.ensure_all())
+            .map(drop),
         Some("build") => build(&args[1..]).map(drop),
         Some("setup-dev") => setup::Setup::detect().and_then(|s| s.ensure_dev_tools()),
         Some("watch") => watch(),
@@ -41,7 +43,9 @@ fn main() -> ExitCode {
             print!("{USAGE}");
             Ok(())
         }
-        Some(other) => Err(Failure::new(format!("unknown command `{other}`\n\n{USAGE}"))),
+        Some(other) => Err(Failure::new(format!(
+            "unknown command `{other}`\n\n{USAGE}"
+        ))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -91,7 +95,9 @@ fn parse_release(args: &[String]) -> Result<bool, Failure> {
     match args {
         [] => Ok(false),
         [flag] if flag == "--release" => Ok(true),
-        _ => Err(Failure::new(format!("unexpected arguments {args:?}\n\n{USAGE}"))),
+        _ => Err(Failure::new(format!(
+            "unexpected arguments {args:?}\n\n{USAGE}"
+        ))),
     }
 }
 
@@ -116,7 +122,9 @@ fn run(args: &[String]) -> Result<(), Failure> {
 
 fn test(args: &[String]) -> Result<(), Failure> {
     if !args.is_empty() {
-        return Err(Failure::new(format!("`test` takes no arguments\n\n{USAGE}")));
+        return Err(Failure::new(format!(
+            "`test` takes no arguments\n\n{USAGE}"
+        )));
     }
     let ws = Workspace::locate()?;
     let tools = setup::Setup::detect()?.ensure_all()?;

@@ -154,14 +154,27 @@ impl Setup {
 
     fn ensure_wasm_toolchain(&mut self) -> Result<WasmToolchain, Failure> {
         let rustup_has_target = || {
-            cmd::output(
-                Command::new("rustup")
-                    .current_dir(&self.ws.root)
-                    .args(["target", "list", "--installed"]),
-            )
+            cmd::output(Command::new("rustup").current_dir(&self.ws.root).args([
+                "target",
+                "list",
+                "--installed",
+            ]))
             .is_some_and(|out| out.lines().any(|l| l.trim() == "wasm32-unknown-unknown"))
         };
-        if rustup_has_target() {
+        // Lets a developer (or a test of this set-up) take the Debian route on a machine
+        // where rustup could download the target too.
+        let forced = std::env::var("DATBAN_WASM_TOOLCHAIN").unwrap_or_default();
+        match forced.as_str() {
+            "" => {}
+            "rustup" | DEBIAN_TOOLCHAIN => {}
+            other => {
+                return Err(Failure::new(format!(
+                    "DATBAN_WASM_TOOLCHAIN={other}: expected `rustup` or `{DEBIAN_TOOLCHAIN}`"
+                )))
+            }
+        }
+        let force_debian = forced == DEBIAN_TOOLCHAIN;
+        if !force_debian && rustup_has_target() {
             return Ok(WasmToolchain::Rustup);
         }
         if debian_toolchain_ready() {
@@ -169,14 +182,16 @@ impl Setup {
         }
         // The usual route on a machine that can download toolchains; bounded, because
         // on a closed network it may hang instead of failing.
-        println!("set-up: trying `rustup target add wasm32-unknown-unknown` (60 s at most)");
-        let added = Command::new("timeout")
-            .args(["60", "rustup", "target", "add", "wasm32-unknown-unknown"])
-            .current_dir(&self.ws.root)
-            .status()
-            .is_ok_and(|s| s.success());
-        if added && rustup_has_target() {
-            return Ok(WasmToolchain::Rustup);
+        if !force_debian {
+            println!("set-up: trying `rustup target add wasm32-unknown-unknown` (60 s at most)");
+            let added = Command::new("timeout")
+                .args(["60", "rustup", "target", "add", "wasm32-unknown-unknown"])
+                .current_dir(&self.ws.root)
+                .status()
+                .is_ok_and(|s| s.success());
+            if added && rustup_has_target() {
+                return Ok(WasmToolchain::Rustup);
+            }
         }
         println!("set-up: rustup cannot add wasm32 here; using Debian's rustc-web with build-std");
         let missing: Vec<&str> = DEBIAN_WASM_PACKAGES
@@ -213,7 +228,9 @@ impl Setup {
         if installed && runner.exists() {
             return Ok((bin, runner));
         }
-        println!("set-up: compiling wasm-bindgen-cli {version} (once per machine; several minutes)");
+        println!(
+            "set-up: compiling wasm-bindgen-cli {version} (once per machine; several minutes)"
+        );
         // `--locked` fails: a version its lock file pins is no longer on crates.io.
         cmd::run(
             Command::new("cargo")
@@ -262,7 +279,13 @@ impl Tools {
         ));
         let mut command = Command::new("cargo");
         command
-            .args(["install", "cargo-leptos", "--locked", "--features", "no_downloads"])
+            .args([
+                "install",
+                "cargo-leptos",
+                "--locked",
+                "--features",
+                "no_downloads",
+            ])
             .args(["--version", CARGO_LEPTOS_VERSION])
             .current_dir(std::env::temp_dir())
             .env_remove("CARGO_TARGET_DIR")
@@ -305,8 +328,12 @@ fn tools_dir() -> PathBuf {
 fn debian_toolchain_ready() -> bool {
     Path::new(DEBIAN_STD_SRC).exists()
         && Path::new("/usr/bin/rust-lld").exists()
-        && cmd::output(Command::new("rustc").env("RUSTUP_TOOLCHAIN", DEBIAN_TOOLCHAIN).arg("--version"))
-            .is_some()
+        && cmd::output(
+            Command::new("rustc")
+                .env("RUSTUP_TOOLCHAIN", DEBIAN_TOOLCHAIN)
+                .arg("--version"),
+        )
+        .is_some()
 }
 
 fn deb_installed(package: &str) -> bool {
@@ -334,7 +361,10 @@ fn parse_locked_version(lock: &str, package: &str) -> Option<String> {
     let mut lines = lock.lines().map(str::trim);
     while let Some(line) = lines.next() {
         if line == wanted {
-            let version = lines.next()?.strip_prefix("version = \"")?.strip_suffix('"')?;
+            let version = lines
+                .next()?
+                .strip_prefix("version = \"")?
+                .strip_suffix('"')?;
             return Some(version.to_owned());
         }
     }
@@ -349,7 +379,10 @@ mod tests {
     fn finds_the_exact_package_not_a_prefix() {
         let lock = "[[package]]\nname = \"wasm-bindgen-macro\"\nversion = \"9.9.9\"\n\n\
                     [[package]]\nname = \"wasm-bindgen\"\nversion = \"0.2.130\"\n";
-        assert_eq!(parse_locked_version(lock, "wasm-bindgen").as_deref(), Some("0.2.130"));
+        assert_eq!(
+            parse_locked_version(lock, "wasm-bindgen").as_deref(),
+            Some("0.2.130")
+        );
         assert_eq!(parse_locked_version(lock, "leptos"), None);
     }
 

@@ -34,8 +34,21 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     cmd::step("hydrate build (wasm32, size-optimised profile)");
     let mut cargo = cmd::cargo(ws);
     cargo
-        .args(["build", "--package", "frontend", "--lib", "--target", WASM_TARGET])
-        .args(["--profile", WASM_PROFILE, "--no-default-features", "--features", "hydrate"])
+        .args([
+            "build",
+            "--package",
+            "frontend",
+            "--lib",
+            "--target",
+            WASM_TARGET,
+        ])
+        .args([
+            "--profile",
+            WASM_PROFILE,
+            "--no-default-features",
+            "--features",
+            "hydrate",
+        ])
         .args(tools.wasm.cargo_args());
     tools.wasm.apply_env(&mut cargo);
     cmd::run(&mut cargo)?;
@@ -49,7 +62,13 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     let bindgen_out = ws.target.join("xtask-bindgen");
     cmd::run(
         Command::new(&tools.wasm_bindgen)
-            .args(["--target", "web", "--no-typescript", "--out-name", OUTPUT_NAME])
+            .args([
+                "--target",
+                "web",
+                "--no-typescript",
+                "--out-name",
+                OUTPUT_NAME,
+            ])
             .arg("--out-dir")
             .arg(&bindgen_out)
             .arg(&wasm_in),
@@ -59,8 +78,16 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     let wasm_out = pkg.join(format!("{OUTPUT_NAME}.wasm"));
     cmd::run(
         Command::new(&tools.wasm_opt)
-            .args(["-Oz", "--enable-bulk-memory", "--enable-nontrapping-float-to-int"])
-            .args(["--enable-sign-ext", "--enable-mutable-globals", "--enable-reference-types"])
+            .args([
+                "-Oz",
+                "--enable-bulk-memory",
+                "--enable-nontrapping-float-to-int",
+            ])
+            .args([
+                "--enable-sign-ext",
+                "--enable-mutable-globals",
+                "--enable-reference-types",
+            ])
             .args(["--enable-multivalue"])
             .arg(bindgen_out.join(format!("{OUTPUT_NAME}_bg.wasm")))
             .arg("-o")
@@ -76,9 +103,15 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     for file in [&wasm_out, &js_out, &css_out] {
         precompress(file)?;
     }
-    let raw = fs::metadata(&wasm_out).map_err(|e| io_error("read", &wasm_out, e))?.len();
-    let gz = fs::metadata(wasm_out.with_extension("wasm.gz")).map(|m| m.len()).unwrap_or(0);
-    let br = fs::metadata(wasm_out.with_extension("wasm.br")).map(|m| m.len()).unwrap_or(0);
+    let raw = fs::metadata(&wasm_out)
+        .map_err(|e| io_error("read", &wasm_out, e))?
+        .len();
+    let gz = fs::metadata(wasm_out.with_extension("wasm.gz"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let br = fs::metadata(wasm_out.with_extension("wasm.br"))
+        .map(|m| m.len())
+        .unwrap_or(0);
     println!(
         "site: {} ({raw} bytes; gzip {gz}; brotli {br})",
         wasm_out.display()
@@ -124,15 +157,22 @@ pub fn test_shared_on_wasm(ws: &Workspace, tools: &Tools) -> Result<(), Failure>
         .args(["test", "--package", "shared", "--target", WASM_TARGET])
         .args(["--profile", WASM_PROFILE])
         .args(tools.wasm.cargo_args())
-        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &tools.wasm_bindgen_test_runner);
+        .env(
+            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
+            &tools.wasm_bindgen_test_runner,
+        );
     tools.wasm.apply_env(&mut cargo);
     cmd::run(&mut cargo)
 }
 
 fn copy(from: &Path, to: &Path) -> Result<(), Failure> {
-    fs::copy(from, to)
-        .map(drop)
-        .map_err(|e| Failure::new(format!("cannot copy {} to {}: {e}", from.display(), to.display())))
+    fs::copy(from, to).map(drop).map_err(|e| {
+        Failure::new(format!(
+            "cannot copy {} to {}: {e}",
+            from.display(),
+            to.display()
+        ))
+    })
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<(), Failure> {
@@ -189,8 +229,11 @@ mod tests {
 
         let gz = fs::read(dir.join("app.js.gz")).unwrap();
         let mut decoded = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz.as_slice()), &mut decoded)
-            .unwrap();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(gz.as_slice()),
+            &mut decoded,
+        )
+        .unwrap();
         assert_eq!(decoded, content);
 
         let br = fs::read(dir.join("app.js.br")).unwrap();

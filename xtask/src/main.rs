@@ -37,7 +37,9 @@ fn main() -> ExitCode {
             .and_then(|s| s.ensure_all())
             .map(drop),
         Some("build") => build(&args[1..]).map(drop),
-        Some("setup-dev") => setup::Setup::detect().and_then(|s| s.ensure_dev_tools()),
+        Some("setup-dev") => setup::Setup::detect()
+            .and_then(|s| s.ensure_dev_tools())
+            .map(drop),
         Some("watch") => watch(),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
@@ -162,11 +164,13 @@ fn test(args: &[String]) -> Result<(), Failure> {
 
 fn watch() -> Result<(), Failure> {
     let ws = Workspace::locate()?;
-    let tools = setup::Setup::detect()?.ensure_all()?;
-    tools.ensure_cargo_leptos()?;
+    setup::Setup::detect()?.ensure_dev_tools()?;
     let mut command = std::process::Command::new("cargo");
-    command.current_dir(&ws.root).args(["leptos", "watch"]);
-    tools.wasm.apply_env(&mut command);
-    command.env("PATH", setup::path_with_node_bin(&ws));
+    command
+        .current_dir(&ws.root)
+        .args(["leptos", "watch"])
+        .env_remove("CARGO")
+        .env_remove("RUSTC");
+    setup::cargo_leptos_env(&mut command, &ws);
     cmd::run(&mut command)
 }

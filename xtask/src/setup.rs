@@ -38,11 +38,11 @@ pub enum WasmToolchain {
 impl WasmToolchain {
     /// Sets the environment a cargo command needs to build for wasm32 with this toolchain.
     pub fn apply_env(self, command: &mut Command) {
-        // Both routes pass -Zbuild-std through cargo-leptos's lib-cargo-args, which a
-        // stable cargo accepts only with RUSTC_BOOTSTRAP.
-        command.env("RUSTC_BOOTSTRAP", "1");
         if self == Self::DebianWeb {
-            command.env("RUSTUP_TOOLCHAIN", DEBIAN_TOOLCHAIN);
+            // -Zbuild-std is accepted by a stable cargo only with RUSTC_BOOTSTRAP.
+            command
+                .env("RUSTC_BOOTSTRAP", "1")
+                .env("RUSTUP_TOOLCHAIN", DEBIAN_TOOLCHAIN);
         }
     }
 
@@ -108,9 +108,13 @@ impl Setup {
         })
     }
 
-    /// Set-up plus cargo-leptos, for `cargo leptos watch`.
-    pub fn ensure_dev_tools(self) -> Result<(), Failure> {
-        self.ensure_all()?.ensure_cargo_leptos()
+    /// Set-up plus what `cargo leptos watch` needs: the Debian toolchain (cargo-leptos
+    /// needs cargo ≥ 1.96 to compile, and its wasm builds use `-Zbuild-std`, which needs
+    /// std sources that toolchain ships) and cargo-leptos itself.
+    pub fn ensure_dev_tools(mut self) -> Result<Tools, Failure> {
+        self.ensure_debian_toolchain("cargo-leptos (it needs cargo 1.96 or newer)")?;
+        ensure_cargo_leptos()?;
+        self.ensure_all()
     }
 
     fn apt_install(&mut self, packages: &[&str], why: &str) -> Result<(), Failure> {
@@ -194,13 +198,22 @@ impl Setup {
             }
         }
         println!("set-up: rustup cannot add wasm32 here; using Debian's rustc-web with build-std");
+        self.ensure_debian_toolchain("building the wasm32 client")?;
+        Ok(WasmToolchain::DebianWeb)
+    }
+
+    /// Debian's rustc-web (1.96, with std sources) linked as the rustup toolchain `debian-web`.
+    fn ensure_debian_toolchain(&mut self, why: &str) -> Result<(), Failure> {
+        if debian_toolchain_ready() {
+            return Ok(());
+        }
         let missing: Vec<&str> = DEBIAN_WASM_PACKAGES
             .iter()
             .copied()
             .filter(|p| !deb_installed(p))
             .collect();
         if !missing.is_empty() {
-            self.apt_install(&missing, "building the wasm32 client")?;
+            self.apt_install(&missing, why)?;
         }
         let rustup_lists_it = cmd::output(Command::new("rustup").args(["toolchain", "list"]))
             .is_some_and(|out| out.lines().any(|l| l.starts_with(DEBIAN_TOOLCHAIN)));
@@ -208,7 +221,7 @@ impl Setup {
             cmd::run(Command::new("rustup").args(["toolchain", "link", DEBIAN_TOOLCHAIN, "/usr"]))?;
         }
         if debian_toolchain_ready() {
-            Ok(WasmToolchain::DebianWeb)
+            Ok(())
         } else {
             Err(Failure::new(
                 "Debian's rustc-web is installed but the `debian-web` toolchain does not work: \
@@ -267,42 +280,40 @@ impl Setup {
     }
 }
 
-impl Tools {
-    /// Installs cargo-leptos (into `~/.cargo/bin`, where cargo finds subcommands) if missing.
-    pub fn ensure_cargo_leptos(&self) -> Result<(), Failure> {
-        let version = cmd::output(Command::new("cargo-leptos").arg("--version"));
-        if version.is_some() {
-            return Ok(());
-        }
-        cmd::step(&format!(
-            "installing cargo-leptos {CARGO_LEPTOS_VERSION} (once per machine; long)"
-        ));
-        let mut command = Command::new("cargo");
-        command
-            .args([
-                "install",
-                "cargo-leptos",
-                "--locked",
-                "--features",
-                "no_downloads",
-            ])
+/// Installs cargo-leptos (into `~/.cargo/bin`, where cargo finds subcommands) if missing.
+fn ensure_cargo_leptos() -> Result<(), Failure> {
+    let installed = cmd::output(Command::new("cargo-leptos").arg("--version"))
+        .is_some_and(|out| out.ends_with(CARGO_LEPTOS_VERSION));
+    if installed {
+        return Ok(());
+    }
+    cmd::step(&format!(
+        "installing cargo-leptos {CARGO_LEPTOS_VERSION} (once per machine; long)"
+    ));
+    cmd::run(
+        Command::new("cargo")
+            .args(["install", "cargo-leptos", "--locked", "--features", "no_downloads"])
             .args(["--version", CARGO_LEPTOS_VERSION])
             .current_dir(std::env::temp_dir())
+            .env("RUSTUP_TOOLCHAIN", DEBIAN_TOOLCHAIN)
             .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO")
+            .env_remove("RUSTC")
             // Its release profile uses fat LTO on one codegen unit: 47 minutes on two cores.
             .env("CARGO_PROFILE_RELEASE_LTO", "false")
-            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16");
-        // cargo-leptos needs cargo ≥ 1.96, which the Debian toolchain has.
-        if self.wasm == WasmToolchain::DebianWeb {
-            command.env("RUSTUP_TOOLCHAIN", DEBIAN_TOOLCHAIN);
-        }
-        cmd::run(&mut command)
-    }
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+    )
 }
 
-/// PATH with our cached tools and the end2end npm binaries (wasm-opt) in front, as
-/// cargo-leptos looks for wasm-bindgen and wasm-opt on PATH.
-pub fn path_with_node_bin(ws: &Workspace) -> OsString {
+/// The environment `cargo leptos` needs: the Debian toolchain (the workspace passes
+/// `-Zbuild-std` to its wasm build) and, first on PATH, our cached wasm-bindgen and the
+/// end2end npm binaries (wasm-opt), which cargo-leptos looks for there.
+pub fn cargo_leptos_env(command: &mut Command, ws: &Workspace) {
+    WasmToolchain::DebianWeb.apply_env(command);
+    command.env("PATH", path_with_tools(ws));
+}
+
+fn path_with_tools(ws: &Workspace) -> OsString {
     let mut dirs = vec![ws.root.join("end2end/node_modules/.bin")];
     if let Ok(version) = wasm_bindgen_version(&ws.root.join("Cargo.lock")) {
         dirs.push(tools_dir().join(format!("wasm-bindgen-cli-{version}/bin")));

@@ -3,7 +3,11 @@
 //! Everything in this crate compiles for the native server and for
 //! `wasm32-unknown-unknown`, so it may depend only on platform-neutral crates.
 
+pub mod events;
 pub mod health;
+pub mod message;
+pub mod partial_json;
+pub mod tools;
 
 /// The version of the datban crates, reported by `GET /healthz`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

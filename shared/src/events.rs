@@ -1,0 +1,583 @@
+//! Agent events and the reducer that folds them into a [`Message`].
+//!
+//! An event serialises to exactly one chunk of the AI SDK's UI Message Stream v1
+//! (`{"type":"text-delta","id":…,"delta":…}`), with our extra fields beside the standard
+//! ones. The server applies each event to the message it persists; the browser applies the
+//! same events to the message it renders, so both always agree.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{
+    message::{Message, MessageMetadata, MessagePart, RunStatus, ToolPart},
+    tools::ToolError,
+};
+
+/// The `x-vercel-ai-ui-message-stream` header value of streams made of these events.
+pub const UI_MESSAGE_STREAM_VERSION: &str = "v1";
+
+/// One step of an agent run, as streamed to the browser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+pub enum AgentEvent {
+    /// A new assistant message begins (or a paused one resumes).
+    Start {
+        /// The assistant message's id.
+        message_id: String,
+        /// Our metadata (conversation id).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_metadata: Option<MessageMetadata>,
+    },
+    /// The model starts a turn.
+    StartStep,
+    /// The model's turn and its tool calls are done.
+    FinishStep,
+    /// A text block begins.
+    TextStart {
+        /// Block id.
+        id: String,
+    },
+    /// More text.
+    TextDelta {
+        /// Block id.
+        id: String,
+        /// The new text.
+        delta: String,
+    },
+    /// A text block ends.
+    TextEnd {
+        /// Block id.
+        id: String,
+    },
+    /// The model starts proposing a call.
+    ToolInputStart {
+        /// Call id.
+        tool_call_id: String,
+        /// The name the model used.
+        tool_name: String,
+    },
+    /// More argument text.
+    ToolInputDelta {
+        /// Call id.
+        tool_call_id: String,
+        /// The new argument text.
+        input_text_delta: String,
+    },
+    /// Arguments are complete and valid.
+    ToolInputAvailable {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool name.
+        tool_name: String,
+        /// The validated input.
+        input: Value,
+    },
+    /// Arguments are complete but invalid, or the tool is unknown: nothing runs.
+    ToolInputError {
+        /// Call id.
+        tool_call_id: String,
+        /// The name the model used.
+        tool_name: String,
+        /// The arguments as received (a string when they were not JSON).
+        input: Value,
+        /// Short explanation, as also given to the model.
+        error_text: String,
+        /// The structured error.
+        error: ToolError,
+    },
+    /// The call needs the person's decision; the run pauses.
+    ToolApprovalRequest {
+        /// Id to answer with (the call id).
+        approval_id: String,
+        /// Call id.
+        tool_call_id: String,
+    },
+    /// The person decided (ours: the AI SDK has no chunk for this).
+    ToolApprovalResponse {
+        /// Call id.
+        tool_call_id: String,
+        /// The decision.
+        approved: bool,
+        /// The input as approved, when the person edited it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<Value>,
+    },
+    /// The tool returned.
+    ToolOutputAvailable {
+        /// Call id.
+        tool_call_id: String,
+        /// Its result.
+        output: Value,
+    },
+    /// The tool failed.
+    ToolOutputError {
+        /// Call id.
+        tool_call_id: String,
+        /// Short explanation.
+        error_text: String,
+        /// The structured error.
+        error: ToolError,
+    },
+    /// The person declined the call.
+    ToolOutputDenied {
+        /// Call id.
+        tool_call_id: String,
+    },
+    /// The run stopped or paused.
+    Finish {
+        /// Carries the run's status.
+        message_metadata: MessageMetadata,
+    },
+    /// A failure of the run itself (not of one tool); a short message only.
+    Error {
+        /// What the person sees.
+        error_text: String,
+    },
+}
+
+/// Whether [`Message::apply`] used an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// The message changed (or the event was a marker that needs no change).
+    Yes,
+    /// The event did not fit the message (unknown id, a transition not allowed from the
+    /// current state); the message is unchanged.
+    Ignored,
+}
+
+impl From<bool> for Applied {
+    fn from(changed: bool) -> Self {
+        if changed {
+            Applied::Yes
+        } else {
+            Applied::Ignored
+        }
+    }
+}
+
+/// Folds `event` into `message` and returns it; see [`Message::apply`].
+pub fn apply(mut message: Message, event: &AgentEvent) -> Message {
+    message.apply(event);
+    message
+}
+
+impl Message {
+    /// Folds one event into this message. Total: any event in any order leaves a
+    /// well-formed message; events that do not fit are ignored.
+    pub fn apply(&mut self, event: &AgentEvent) -> Applied {
+        match event {
+            AgentEvent::Start { message_id, .. } => {
+                if self.id.is_empty() {
+                    message_id.clone_into(&mut self.id);
+                }
+                // A resumed run is not finished any more.
+                self.status = None;
+                Applied::Yes
+            }
+            AgentEvent::StartStep => {
+                self.parts.push(MessagePart::StepStart);
+                Applied::Yes
+            }
+            AgentEvent::FinishStep | AgentEvent::TextEnd { .. } => Applied::Yes,
+            AgentEvent::TextStart { id } => {
+                if !self.has_text(id) {
+                    self.parts.push(MessagePart::Text {
+                        id: id.clone(),
+                        text: String::new(),
+                    });
+                }
+                Applied::Yes
+            }
+            AgentEvent::TextDelta { id, delta } => {
+                if !self.has_text(id) {
+                    self.parts.push(MessagePart::Text {
+                        id: id.clone(),
+                        text: String::new(),
+                    });
+                }
+                for part in self.parts.iter_mut().rev() {
+                    if let MessagePart::Text { id: part_id, text } = part {
+                        if part_id == id {
+                            text.push_str(delta);
+                            break;
+                        }
+                    }
+                }
+                Applied::Yes
+            }
+            AgentEvent::ToolInputStart {
+                tool_call_id,
+                tool_name,
+            } => {
+                if self.tool_part(tool_call_id).is_some() {
+                    return Applied::Ignored;
+                }
+                self.parts
+                    .push(MessagePart::Tool(ToolPart::start(tool_call_id, tool_name)));
+                Applied::Yes
+            }
+            AgentEvent::ToolInputDelta {
+                tool_call_id,
+                input_text_delta,
+            } => self.with_call(tool_call_id, |call| call.stream_input(input_text_delta)),
+            AgentEvent::ToolInputAvailable {
+                tool_call_id,
+                tool_name,
+                input,
+            } => {
+                self.ensure_tool_part(tool_call_id, tool_name);
+                self.with_call(tool_call_id, |call| call.input_available(input.clone()))
+            }
+            AgentEvent::ToolInputError {
+                tool_call_id,
+                tool_name,
+                input,
+                error,
+                ..
+            } => {
+                self.ensure_tool_part(tool_call_id, tool_name);
+                self.with_call(tool_call_id, |call| {
+                    call.output_error(Some(input.clone()), error.clone())
+                })
+            }
+            AgentEvent::ToolApprovalRequest { tool_call_id, .. } => {
+                self.with_call(tool_call_id, |call| call.approval_requested())
+            }
+            AgentEvent::ToolApprovalResponse {
+                tool_call_id,
+                approved,
+                input,
+            } => self.with_call(tool_call_id, |call| {
+                call.approval_responded(*approved, input.clone())
+            }),
+            AgentEvent::ToolOutputAvailable {
+                tool_call_id,
+                output,
+            } => self.with_call(tool_call_id, |call| call.output_available(output.clone())),
+            AgentEvent::ToolOutputError {
+                tool_call_id,
+                error,
+                ..
+            } => self.with_call(tool_call_id, |call| call.output_error(None, error.clone())),
+            AgentEvent::ToolOutputDenied { tool_call_id } => {
+                self.with_call(tool_call_id, |call| call.output_denied())
+            }
+            AgentEvent::Finish { message_metadata } => {
+                self.status = message_metadata.status.or(Some(RunStatus::Completed));
+                Applied::Yes
+            }
+            AgentEvent::Error { .. } => {
+                self.status = Some(RunStatus::Error);
+                Applied::Yes
+            }
+        }
+    }
+
+    fn has_text(&self, id: &str) -> bool {
+        self.parts
+            .iter()
+            .any(|part| matches!(part, MessagePart::Text { id: part_id, .. } if part_id == id))
+    }
+
+    fn ensure_tool_part(&mut self, call_id: &str, tool_name: &str) {
+        if self.tool_part(call_id).is_none() {
+            self.parts
+                .push(MessagePart::Tool(ToolPart::start(call_id, tool_name)));
+        }
+    }
+
+    fn with_call(
+        &mut self,
+        call_id: &str,
+        transition: impl FnOnce(&mut dyn crate::message::ToolCallOps) -> bool,
+    ) -> Applied {
+        match self.tool_part_mut(call_id) {
+            Some(part) => transition(part.ops_mut()).into(),
+            None => Applied::Ignored,
+        }
+    }
+
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        message::{Role, ToolState},
+        tools::ErrorCode,
+    };
+    use serde_json::json;
+
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn run(events: &[AgentEvent]) -> Message {
+        events
+            .iter()
+            .fold(Message::assistant("m1"), |message, event| apply(message, event))
+    }
+
+    fn input_start(id: &str, name: &str) -> AgentEvent {
+        AgentEvent::ToolInputStart {
+            tool_call_id: id.into(),
+            tool_name: name.into(),
+        }
+    }
+
+    fn input_delta(id: &str, delta: &str) -> AgentEvent {
+        AgentEvent::ToolInputDelta {
+            tool_call_id: id.into(),
+            input_text_delta: delta.into(),
+        }
+    }
+
+    fn booking_input() -> Value {
+        json!({"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"})
+    }
+
+    #[test]
+    fn events_serialise_as_ui_message_stream_chunks() {
+        let event = input_delta("call_1", "{\"ci");
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": "{\"ci"})
+        );
+        let finish = AgentEvent::Finish {
+            message_metadata: MessageMetadata {
+                status: Some(RunStatus::StepLimit),
+                conversation_id: None,
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(&finish).unwrap(),
+            json!({"type": "finish", "messageMetadata": {"status": "step-limit"}})
+        );
+        assert_eq!(
+            serde_json::to_value(AgentEvent::StartStep).unwrap(),
+            json!({"type": "start-step"})
+        );
+        let back: AgentEvent = serde_json::from_value(
+            json!({"type": "text-delta", "id": "t1", "delta": "Chào"}),
+        )
+        .unwrap();
+        assert_eq!(
+            back,
+            AgentEvent::TextDelta {
+                id: "t1".into(),
+                delta: "Chào".into()
+            }
+        );
+    }
+
+    #[test]
+    fn text_deltas_accumulate_per_block() {
+        let message = run(&[
+            AgentEvent::TextStart { id: "a".into() },
+            AgentEvent::TextDelta {
+                id: "a".into(),
+                delta: "Xin ".into(),
+            },
+            AgentEvent::TextDelta {
+                id: "a".into(),
+                delta: "chào".into(),
+            },
+            AgentEvent::TextEnd { id: "a".into() },
+        ]);
+        assert_eq!(message.role, Some(Role::Assistant));
+        assert_eq!(message.text(), "Xin chào");
+        assert_eq!(message.parts.len(), 1);
+    }
+
+    #[test]
+    fn streaming_input_shows_partial_value_then_typed_input_and_output() {
+        let mut message = run(&[
+            input_start("c1", "getWeather"),
+            input_delta("c1", "{\"city\":\"Hà"),
+        ]);
+        let part = message.tool_part("c1").unwrap();
+        assert_eq!(part.state_name(), "input-streaming");
+        match part {
+            ToolPart::GetWeather(call) => match &call.state {
+                ToolState::InputStreaming(input) => {
+                    assert_eq!(input.raw(), "{\"city\":\"Hà");
+                    assert_eq!(input.partial(), &json!({"city": "Hà"}));
+                }
+                other => panic!("unexpected state {other:?}"),
+            },
+            other => panic!("unexpected part {other:?}"),
+        }
+        message.apply(&input_delta("c1", " Nội\"}"));
+        message.apply(&AgentEvent::ToolInputAvailable {
+            tool_call_id: "c1".into(),
+            tool_name: "getWeather".into(),
+            input: json!({"city": "Hà Nội", "days": 1}),
+        });
+        assert_eq!(message.tool_part("c1").unwrap().state_name(), "input-available");
+        message.apply(&AgentEvent::ToolOutputAvailable {
+            tool_call_id: "c1".into(),
+            output: json!({"city": "Hà Nội", "days": [{"date": "2026-11-29", "condition": "rain",
+                "tempMinC": 18, "tempMaxC": 24, "precipitationChance": 80}]}),
+        });
+        match message.tool_part("c1").unwrap() {
+            ToolPart::GetWeather(call) => match &call.state {
+                ToolState::OutputAvailable { input, output } => {
+                    assert_eq!(input.city, "Hà Nội");
+                    assert_eq!(output.days[0].temp_max_c, 24);
+                }
+                other => panic!("unexpected state {other:?}"),
+            },
+            other => panic!("unexpected part {other:?}"),
+        }
+    }
+
+    #[test]
+    fn approval_flow_reaches_output_only_after_approval() {
+        let mut message = run(&[
+            input_start("b1", "createBooking"),
+            AgentEvent::ToolInputAvailable {
+                tool_call_id: "b1".into(),
+                tool_name: "createBooking".into(),
+                input: booking_input(),
+            },
+            AgentEvent::ToolApprovalRequest {
+                approval_id: "b1".into(),
+                tool_call_id: "b1".into(),
+            },
+        ]);
+        assert_eq!(message.tool_part("b1").unwrap().state_name(), "approval-requested");
+        // An output before the decision does not fit: no receipt without approval.
+        let early = message.apply(&AgentEvent::ToolOutputAvailable {
+            tool_call_id: "b1".into(),
+            output: json!({}),
+        });
+        assert_eq!(early, Applied::Ignored);
+        assert_eq!(message.tool_part("b1").unwrap().state_name(), "approval-requested");
+
+        let mut edited = booking_input();
+        edited["partySize"] = json!(6);
+        message.apply(&AgentEvent::ToolApprovalResponse {
+            tool_call_id: "b1".into(),
+            approved: true,
+            input: Some(edited),
+        });
+        message.apply(&AgentEvent::ToolOutputAvailable {
+            tool_call_id: "b1".into(),
+            output: json!({"bookingId": "BK-1", "status": "confirmed", "restaurantId": "hn-1",
+                "restaurantName": "Chả Cá Thăng Long", "partySize": 6,
+                "startsAt": "2026-12-24T19:00:00+07:00"}),
+        });
+        match message.tool_part("b1").unwrap() {
+            ToolPart::CreateBooking(call) => match &call.state {
+                ToolState::OutputAvailable { input, output } => {
+                    assert_eq!(input.party_size, 6);
+                    assert_eq!(output.booking_id, "BK-1");
+                }
+                other => panic!("unexpected state {other:?}"),
+            },
+            other => panic!("unexpected part {other:?}"),
+        }
+    }
+
+    #[test]
+    fn decline_ends_denied_and_never_output() {
+        let mut message = run(&[
+            input_start("b1", "createBooking"),
+            AgentEvent::ToolInputAvailable {
+                tool_call_id: "b1".into(),
+                tool_name: "createBooking".into(),
+                input: booking_input(),
+            },
+            AgentEvent::ToolApprovalRequest {
+                approval_id: "b1".into(),
+                tool_call_id: "b1".into(),
+            },
+            AgentEvent::ToolOutputDenied {
+                tool_call_id: "b1".into(),
+            },
+        ]);
+        assert_eq!(message.tool_part("b1").unwrap().state_name(), "output-denied");
+        let late = message.apply(&AgentEvent::ToolOutputAvailable {
+            tool_call_id: "b1".into(),
+            output: json!({}),
+        });
+        assert_eq!(late, Applied::Ignored);
+    }
+
+    #[test]
+    fn invalid_input_and_unknown_tools_end_in_errors() {
+        let error = ToolError::new(ErrorCode::ValidationError, "partySize: required field is missing");
+        let message = run(&[
+            input_start("b1", "createBooking"),
+            input_delta("b1", "{\"restaurantId\":\"hn-1\"}"),
+            AgentEvent::ToolInputError {
+                tool_call_id: "b1".into(),
+                tool_name: "createBooking".into(),
+                input: json!({"restaurantId": "hn-1"}),
+                error_text: error.message.clone(),
+                error: error.clone(),
+            },
+            input_start("x1", "launchRocket"),
+            AgentEvent::ToolInputError {
+                tool_call_id: "x1".into(),
+                tool_name: "launchRocket".into(),
+                input: json!({}),
+                error_text: "unknown".into(),
+                error: ToolError::new(ErrorCode::UnknownTool, "unknown"),
+            },
+        ]);
+        assert_eq!(message.tool_part("b1").unwrap().state_name(), "output-error");
+        let unknown = message.tool_part("x1").unwrap();
+        assert_eq!(unknown.tool_name(), "launchRocket");
+        assert_eq!(unknown.state_name(), "output-error");
+        assert!(matches!(unknown, ToolPart::Unknown(_)));
+    }
+
+    #[test]
+    fn events_for_unknown_ids_are_ignored() {
+        let mut message = Message::assistant("m");
+        assert_eq!(message.apply(&input_delta("nope", "{")), Applied::Ignored);
+        assert_eq!(
+            message.apply(&AgentEvent::ToolOutputDenied {
+                tool_call_id: "nope".into()
+            }),
+            Applied::Ignored
+        );
+        assert!(message.parts.is_empty());
+    }
+
+    #[test]
+    fn messages_round_trip_through_json_mid_stream() {
+        let message = run(&[
+            AgentEvent::TextDelta {
+                id: "t".into(),
+                delta: "Để tôi xem".into(),
+            },
+            input_start("c1", "getWeather"),
+            input_delta("c1", "{\"city\":\"Hu"),
+            AgentEvent::Finish {
+                message_metadata: MessageMetadata {
+                    status: Some(RunStatus::Error),
+                    conversation_id: None,
+                },
+            },
+        ]);
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(json["parts"][1]["type"], "tool");
+        assert_eq!(json["parts"][1]["tool"], "getWeather");
+        assert_eq!(json["parts"][1]["state"], "input-streaming");
+        assert_eq!(json["parts"][1]["partialInput"], json!({"city": "Hu"}));
+        let mut back: Message = serde_json::from_value(json).unwrap();
+        assert_eq!(back, message);
+        // Loaded mid-stream, the parser carries on from the stored text.
+        back.apply(&input_delta("c1", "ế\"}"));
+        match back.tool_part("c1").unwrap() {
+            ToolPart::GetWeather(call) => match &call.state {
+                ToolState::InputStreaming(input) => {
+                    assert_eq!(input.partial(), &json!({"city": "Huế"}))
+                }
+                other => panic!("unexpected state {other:?}"),
+            },
+            other => panic!("unexpected part {other:?}"),
+        }
+    }
+}

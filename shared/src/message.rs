@@ -1,0 +1,601 @@
+//! Chat messages as the UI renders them: typed parts, each tool part in one state.
+
+use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::{
+    partial_json::PartialJson,
+    tools::{CreateBooking, GetWeather, SearchRestaurants, Tool, ToolError, ToolName},
+};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person.
+    User,
+    /// The assistant (model text and tool parts).
+    Assistant,
+}
+
+/// How an assistant's run ended (or that it is waiting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// The model answered with text; nothing is pending.
+    Completed,
+    /// A call waits for the person's decision; the run resumes after it.
+    AwaitingApproval,
+    /// The run hit its step bound before the model finished.
+    StepLimit,
+    /// The run hit its bound on failed tool calls.
+    TooManyToolErrors,
+    /// The person stopped the reply.
+    Stopped,
+    /// The model provider failed; what was streamed is kept, nothing half-received ran.
+    Error,
+}
+
+impl RunStatus {
+    /// Whether the run is over for good (not waiting for anything).
+    pub fn is_final(self) -> bool {
+        !matches!(self, RunStatus::AwaitingApproval)
+    }
+}
+
+/// Extra data of ours carried in the stream's `messageMetadata`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageMetadata {
+    /// Set when a run stops or pauses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<RunStatus>,
+    /// The conversation the message belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Stable id.
+    pub id: String,
+    /// Who wrote it.
+    pub role: Option<Role>,
+    /// Its parts, in the order they arrived.
+    pub parts: Vec<MessagePart>,
+    /// How the run that wrote it ended, for assistant messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<RunStatus>,
+}
+
+impl Message {
+    /// A message written by the person.
+    pub fn user(id: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            role: Some(Role::User),
+            parts: vec![MessagePart::Text {
+                id: String::new(),
+                text: text.into(),
+            }],
+            ..Self::default()
+        }
+    }
+
+    /// An empty assistant message that events will fill.
+    pub fn assistant(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            role: Some(Role::Assistant),
+            ..Self::default()
+        }
+    }
+
+    /// The message's text parts joined, for previews and the model's history.
+    pub fn text(&self) -> String {
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                MessagePart::Text { text, .. } => Some(text.as_str()),
+                MessagePart::Tool(_) | MessagePart::StepStart => None,
+            })
+            .collect::<Vec<_>>()
+            .join("")
+    }
+
+    /// The tool part with this call id.
+    pub fn tool_part(&self, call_id: &str) -> Option<&ToolPart> {
+        self.parts.iter().find_map(|part| match part {
+            MessagePart::Tool(tool) if tool.id() == call_id => Some(tool),
+            _ => None,
+        })
+    }
+
+    pub(crate) fn tool_part_mut(&mut self, call_id: &str) -> Option<&mut ToolPart> {
+        self.parts.iter_mut().find_map(|part| match part {
+            MessagePart::Tool(tool) if tool.id() == call_id => Some(tool),
+            _ => None,
+        })
+    }
+}
+
+/// Arguments still arriving: the text so far and its incremental parser, so each delta
+/// costs work proportional to the delta. Serialises as `rawInput` + `partialInput`.
+#[derive(Debug, Clone, Default)]
+pub struct StreamingInput {
+    parser: PartialJson,
+}
+
+impl StreamingInput {
+    /// Everything received so far.
+    pub fn raw(&self) -> &str {
+        self.parser.raw()
+    }
+
+    /// The best-effort value of what arrived: for display only, never validated or acted on.
+    pub fn partial(&self) -> &Value {
+        self.parser.value()
+    }
+
+    /// A streaming input holding `raw` (for example one loaded from storage).
+    pub fn from_raw(raw: &str) -> Self {
+        let mut input = Self::default();
+        input.push(raw);
+        input
+    }
+
+    fn push(&mut self, delta: &str) {
+        // A syntax error only freezes the preview; the server's validation decides.
+        let _ = self.parser.push(delta);
+    }
+}
+
+impl PartialEq for StreamingInput {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw() == other.raw()
+    }
+}
+
+impl Serialize for StreamingInput {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut state = serializer.serialize_struct("StreamingInput", 2)?;
+        state.serialize_field("rawInput", self.raw())?;
+        state.serialize_field("partialInput", self.partial())?;
+        state.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for StreamingInput {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Stored {
+            #[serde(default)]
+            raw_input: String,
+        }
+        let stored = Stored::deserialize(deserializer)?;
+        Ok(Self::from_raw(&stored.raw_input))
+    }
+}
+
+/// A piece of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum MessagePart {
+    /// Text, shown as plain text (never HTML).
+    Text {
+        /// The stream's id for this text block (empty for a person's message).
+        #[serde(default)]
+        id: String,
+        /// The text so far.
+        text: String,
+    },
+    /// A tool call and its state.
+    Tool(ToolPart),
+    /// The model started a new turn: splits a message into the turns the model history needs.
+    StepStart,
+}
+
+/// The states a tool call moves through, with the data each state has.
+///
+/// `input-streaming → input-available → (approval-requested → approval-responded →)
+/// output-available | output-error | output-denied`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "state",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase",
+    bound(
+        serialize = "I: Serialize, O: Serialize",
+        deserialize = "I: DeserializeOwned, O: DeserializeOwned"
+    )
+)]
+pub enum ToolState<I, O> {
+    /// Arguments are arriving; the partial value is for display only, never acted on.
+    InputStreaming(StreamingInput),
+    /// Arguments are complete and valid; the tool is running.
+    InputAvailable {
+        /// The validated input.
+        input: I,
+    },
+    /// The server stored the call and waits for the person's decision.
+    ApprovalRequested {
+        /// The validated input, shown in the confirmation form.
+        input: I,
+    },
+    /// The person decided; the tool runs if approved.
+    ApprovalResponded {
+        /// The input as approved (possibly edited by the person).
+        input: I,
+        /// The decision.
+        approved: bool,
+    },
+    /// The tool ran and returned this.
+    OutputAvailable {
+        /// The input it ran with.
+        input: I,
+        /// Its result.
+        output: O,
+    },
+    /// The call failed: invalid arguments, or the tool failed. Nothing was done.
+    OutputError {
+        /// The arguments as received, when they were JSON (possibly invalid).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<Value>,
+        /// What went wrong.
+        error: ToolError,
+    },
+    /// The person declined; nothing was done.
+    OutputDenied {
+        /// The input that was declined.
+        input: I,
+    },
+}
+
+impl<I, O> ToolState<I, O> {
+    /// The state's name as in the stream protocol and the `data-state` attribute.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ToolState::InputStreaming(_) => "input-streaming",
+            ToolState::InputAvailable { .. } => "input-available",
+            ToolState::ApprovalRequested { .. } => "approval-requested",
+            ToolState::ApprovalResponded { .. } => "approval-responded",
+            ToolState::OutputAvailable { .. } => "output-available",
+            ToolState::OutputError { .. } => "output-error",
+            ToolState::OutputDenied { .. } => "output-denied",
+        }
+    }
+
+    /// Whether nothing more will happen to this call.
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            ToolState::OutputAvailable { .. }
+                | ToolState::OutputError { .. }
+                | ToolState::OutputDenied { .. }
+        )
+    }
+
+    /// The typed input, in the states that have one.
+    pub fn input(&self) -> Option<&I> {
+        match self {
+            ToolState::InputAvailable { input }
+            | ToolState::ApprovalRequested { input }
+            | ToolState::ApprovalResponded { input, .. }
+            | ToolState::OutputAvailable { input, .. }
+            | ToolState::OutputDenied { input } => Some(input),
+            ToolState::InputStreaming(_) | ToolState::OutputError { .. } => None,
+        }
+    }
+}
+
+/// One call of tool `T`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    bound(serialize = "", deserialize = "")
+)]
+pub struct ToolCall<T: Tool> {
+    /// The provider's call id; results are matched to calls by it.
+    pub id: String,
+    /// Where the call is.
+    #[serde(flatten)]
+    pub state: ToolState<T::Input, T::Output>,
+}
+
+/// A call the model made to a tool we do not have; shown as an error, never run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnknownToolCall {
+    /// The provider's call id.
+    pub id: String,
+    /// The name the model used.
+    pub name: String,
+    /// Arguments as received.
+    pub raw_input: String,
+    /// Set once the server rejected the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+}
+
+/// A tool call in a message: one variant per tool, so renderers must handle each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "tool")]
+pub enum ToolPart {
+    /// A `getWeather` call.
+    #[serde(rename = "getWeather")]
+    GetWeather(ToolCall<GetWeather>),
+    /// A `searchRestaurants` call.
+    #[serde(rename = "searchRestaurants")]
+    SearchRestaurants(ToolCall<SearchRestaurants>),
+    /// A `createBooking` call.
+    #[serde(rename = "createBooking")]
+    CreateBooking(ToolCall<CreateBooking>),
+    /// A call to a tool that does not exist.
+    #[serde(rename = "unknown")]
+    Unknown(UnknownToolCall),
+}
+
+impl ToolPart {
+    /// A new part for a call that just started streaming.
+    pub fn start(id: impl Into<String>, tool_name: &str) -> Self {
+        let id = id.into();
+        match ToolName::parse(tool_name) {
+            Some(ToolName::GetWeather) => ToolPart::GetWeather(ToolCall::streaming(id)),
+            Some(ToolName::SearchRestaurants) => ToolPart::SearchRestaurants(ToolCall::streaming(id)),
+            Some(ToolName::CreateBooking) => ToolPart::CreateBooking(ToolCall::streaming(id)),
+            None => ToolPart::Unknown(UnknownToolCall {
+                id,
+                name: tool_name.to_owned(),
+                raw_input: String::new(),
+                error: None,
+            }),
+        }
+    }
+
+    /// The call id.
+    pub fn id(&self) -> &str {
+        self.ops().id()
+    }
+
+    /// The tool's name as the model called it.
+    pub fn tool_name(&self) -> &str {
+        match self {
+            ToolPart::GetWeather(_) => GetWeather::DEFINITION.name,
+            ToolPart::SearchRestaurants(_) => SearchRestaurants::DEFINITION.name,
+            ToolPart::CreateBooking(_) => CreateBooking::DEFINITION.name,
+            ToolPart::Unknown(call) => &call.name,
+        }
+    }
+
+    /// The state's name (`input-streaming`, …, `output-error`).
+    pub fn state_name(&self) -> &'static str {
+        self.ops().state_name()
+    }
+
+    /// Whether nothing more will happen to this call.
+    pub fn is_final(&self) -> bool {
+        self.ops().is_final()
+    }
+
+    pub(crate) fn ops(&self) -> &dyn ToolCallOps {
+        match self {
+            ToolPart::GetWeather(call) => call,
+            ToolPart::SearchRestaurants(call) => call,
+            ToolPart::CreateBooking(call) => call,
+            ToolPart::Unknown(call) => call,
+        }
+    }
+
+    pub(crate) fn ops_mut(&mut self) -> &mut dyn ToolCallOps {
+        match self {
+            ToolPart::GetWeather(call) => call,
+            ToolPart::SearchRestaurants(call) => call,
+            ToolPart::CreateBooking(call) => call,
+            ToolPart::Unknown(call) => call,
+        }
+    }
+}
+
+impl<T: Tool> ToolCall<T> {
+    fn streaming(id: String) -> Self {
+        Self {
+            id,
+            state: ToolState::InputStreaming(StreamingInput::default()),
+        }
+    }
+}
+
+/// Transitions the reducer applies to a call, implemented once per kind of call so the
+/// reducer needs no per-tool code. Each returns `false` when the transition does not fit
+/// the call's state (the event is then ignored).
+pub(crate) trait ToolCallOps {
+    fn id(&self) -> &str;
+    fn state_name(&self) -> &'static str;
+    fn is_final(&self) -> bool;
+    fn stream_input(&mut self, delta: &str) -> bool;
+    fn input_available(&mut self, input: Value) -> bool;
+    fn approval_requested(&mut self) -> bool;
+    fn approval_responded(&mut self, approved: bool, input: Option<Value>) -> bool;
+    fn output_available(&mut self, output: Value) -> bool;
+    fn output_error(&mut self, input: Option<Value>, error: ToolError) -> bool;
+    fn output_denied(&mut self) -> bool;
+}
+
+fn typed<V: DeserializeOwned>(value: Value) -> Result<V, String> {
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+impl<T: Tool> ToolCallOps for ToolCall<T> {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn state_name(&self) -> &'static str {
+        self.state.name()
+    }
+
+    fn is_final(&self) -> bool {
+        self.state.is_final()
+    }
+
+    fn stream_input(&mut self, delta: &str) -> bool {
+        match &mut self.state {
+            ToolState::InputStreaming(input) => {
+                input.push(delta);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn input_available(&mut self, input: Value) -> bool {
+        if !matches!(self.state, ToolState::InputStreaming(_)) {
+            return false;
+        }
+        self.state = match typed::<T::Input>(input.clone()) {
+            Ok(input) => ToolState::InputAvailable { input },
+            Err(message) => ToolState::OutputError {
+                input: Some(input),
+                error: ToolError::new(
+                    crate::tools::ErrorCode::ValidationError,
+                    format!("Invalid arguments: {message}"),
+                ),
+            },
+        };
+        true
+    }
+
+    fn approval_requested(&mut self) -> bool {
+        match &self.state {
+            ToolState::InputAvailable { input } => {
+                self.state = ToolState::ApprovalRequested {
+                    input: input.clone(),
+                };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn approval_responded(&mut self, approved: bool, edited: Option<Value>) -> bool {
+        let ToolState::ApprovalRequested { input } = &self.state else {
+            return false;
+        };
+        let input = match edited.map(typed::<T::Input>) {
+            Some(Ok(edited)) => edited,
+            Some(Err(_)) => return false,
+            None => input.clone(),
+        };
+        self.state = ToolState::ApprovalResponded { input, approved };
+        true
+    }
+
+    fn output_available(&mut self, output: Value) -> bool {
+        let input = match &self.state {
+            ToolState::InputAvailable { input } => input.clone(),
+            ToolState::ApprovalResponded {
+                input,
+                approved: true,
+            } => input.clone(),
+            _ => return false,
+        };
+        self.state = match typed::<T::Output>(output) {
+            Ok(output) => ToolState::OutputAvailable { input, output },
+            Err(_) => ToolState::OutputError {
+                input: serde_json::to_value(&input).ok(),
+                error: ToolError::new(
+                    crate::tools::ErrorCode::ExecutionFailed,
+                    "The tool returned a result this page cannot read.",
+                ),
+            },
+        };
+        true
+    }
+
+    fn output_error(&mut self, input: Option<Value>, error: ToolError) -> bool {
+        if self.state.is_final() {
+            return false;
+        }
+        let input = input.or_else(|| {
+            self.state
+                .input()
+                .and_then(|input| serde_json::to_value(input).ok())
+        });
+        self.state = ToolState::OutputError { input, error };
+        true
+    }
+
+    fn output_denied(&mut self) -> bool {
+        match &self.state {
+            ToolState::ApprovalRequested { input }
+            | ToolState::ApprovalResponded {
+                input,
+                approved: false,
+            } => {
+                self.state = ToolState::OutputDenied {
+                    input: input.clone(),
+                };
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl ToolCallOps for UnknownToolCall {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn state_name(&self) -> &'static str {
+        if self.error.is_some() {
+            "output-error"
+        } else {
+            "input-streaming"
+        }
+    }
+
+    fn is_final(&self) -> bool {
+        self.error.is_some()
+    }
+
+    fn stream_input(&mut self, delta: &str) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        self.raw_input.push_str(delta);
+        true
+    }
+
+    fn input_available(&mut self, _input: Value) -> bool {
+        false
+    }
+
+    fn approval_requested(&mut self) -> bool {
+        false
+    }
+
+    fn approval_responded(&mut self, _approved: bool, _input: Option<Value>) -> bool {
+        false
+    }
+
+    fn output_available(&mut self, _output: Value) -> bool {
+        false
+    }
+
+    fn output_error(&mut self, _input: Option<Value>, error: ToolError) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        self.error = Some(error);
+        true
+    }
+
+    fn output_denied(&mut self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,295 @@
+//! Tools defined once: name, prompt-style description, risk hints, typed input and output.
+//!
+//! Everything about a tool comes from its [`Tool`] implementation: the JSON Schema sent to
+//! the model ([`ToolName::input_schema`]), argument validation (feature `validate`), the
+//! typed parts the browser renders ([`crate::message::ToolPart`]). The closed enums
+//! [`ToolName`], [`ToolInput`] and [`crate::message::ToolPart`] make the compiler point at
+//! every `match` that must handle a new tool: the server's executor and the app's renderer.
+
+mod booking;
+mod restaurants;
+#[cfg(feature = "validate")]
+mod validate;
+mod weather;
+
+pub use booking::{BookingStatus, CreateBooking, CreateBookingInput, CreateBookingOutput};
+pub use restaurants::{
+    FreeSlot, RestaurantSummary, SearchRestaurants, SearchRestaurantsInput, SearchRestaurantsOutput,
+};
+#[cfg(feature = "validate")]
+pub use validate::validate_arguments;
+pub use weather::{DailyForecast, GetWeather, GetWeatherInput, GetWeatherOutput, WeatherCondition};
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// What running a tool may do to the world; shown to the model and used by the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Risk {
+    /// Only reads: safe to run without asking anyone.
+    pub read_only: bool,
+    /// Removes or overwrites something a person cares about.
+    pub destructive: bool,
+    /// Running it twice with the same arguments has the effect of running it once.
+    pub idempotent: bool,
+}
+
+/// The static facts about one tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolDefinition {
+    /// The name the model calls it by.
+    pub name: &'static str,
+    /// Written as a prompt: when to call it, when not, and what its result means.
+    pub description: &'static str,
+    /// The server pauses and asks the person before running it.
+    pub requires_approval: bool,
+    /// Risk hints.
+    pub risk: Risk,
+}
+
+/// A tool: its definition and its typed input and output.
+pub trait Tool: 'static {
+    /// Which tool this is.
+    const NAME: ToolName;
+    /// Its static facts.
+    const DEFINITION: ToolDefinition;
+    /// Arguments, as validated against the schema the model was given.
+    type Input: Serialize + DeserializeOwned + JsonSchema + Clone + PartialEq + fmt::Debug;
+    /// The result the executor returns and the browser renders.
+    type Output: Serialize + DeserializeOwned + JsonSchema + Clone + PartialEq + fmt::Debug;
+
+    /// Rules across fields that a schema cannot say (for example "not in the past").
+    /// Returns one issue per broken rule; empty when the input is fine.
+    fn check(input: &Self::Input, ctx: &ValidationContext) -> Vec<ValidationIssue>;
+}
+
+/// Every tool the assistant has. Adding a variant makes the compiler list each `match`
+/// that must learn about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ToolName {
+    /// [`GetWeather`].
+    #[serde(rename = "getWeather")]
+    GetWeather,
+    /// [`SearchRestaurants`].
+    #[serde(rename = "searchRestaurants")]
+    SearchRestaurants,
+    /// [`CreateBooking`].
+    #[serde(rename = "createBooking")]
+    CreateBooking,
+}
+
+impl ToolName {
+    /// All tools, in the order they are offered to the model.
+    pub const ALL: [ToolName; 3] = [
+        ToolName::GetWeather,
+        ToolName::SearchRestaurants,
+        ToolName::CreateBooking,
+    ];
+
+    /// The tool's static facts.
+    pub const fn definition(self) -> &'static ToolDefinition {
+        match self {
+            ToolName::GetWeather => &GetWeather::DEFINITION,
+            ToolName::SearchRestaurants => &SearchRestaurants::DEFINITION,
+            ToolName::CreateBooking => &CreateBooking::DEFINITION,
+        }
+    }
+
+    /// The name the model uses.
+    pub const fn as_str(self) -> &'static str {
+        self.definition().name
+    }
+
+    /// Looks a model-proposed name up; `None` for a tool we do not have.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tool| tool.as_str() == name)
+    }
+
+    /// The JSON Schema of the tool's input as the model sees it: fields with a default
+    /// are optional, no other keys are allowed, no `$ref`s.
+    pub fn input_schema(self) -> serde_json::Value {
+        match self {
+            ToolName::GetWeather => input_schema::<GetWeatherInput>(),
+            ToolName::SearchRestaurants => input_schema::<SearchRestaurantsInput>(),
+            ToolName::CreateBooking => input_schema::<CreateBookingInput>(),
+        }
+    }
+
+    /// The names of all tools, for "unknown tool" errors.
+    pub fn available() -> String {
+        Self::ALL.map(ToolName::as_str).join(", ")
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn input_schema<T: JsonSchema>() -> serde_json::Value {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    let mut schema = settings.into_generator().into_root_schema_for::<T>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        // The title is the Rust type name: noise for the model.
+        object.remove("title");
+    }
+    schema
+}
+
+/// A validated input of some tool; matching on it is how the server dispatches.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolInput {
+    /// Input of [`GetWeather`].
+    GetWeather(GetWeatherInput),
+    /// Input of [`SearchRestaurants`].
+    SearchRestaurants(SearchRestaurantsInput),
+    /// Input of [`CreateBooking`].
+    CreateBooking(CreateBookingInput),
+}
+
+impl ToolInput {
+    /// Which tool this input is for.
+    pub fn tool(&self) -> ToolName {
+        match self {
+            ToolInput::GetWeather(_) => ToolName::GetWeather,
+            ToolInput::SearchRestaurants(_) => ToolName::SearchRestaurants,
+            ToolInput::CreateBooking(_) => ToolName::CreateBooking,
+        }
+    }
+
+    /// The input as JSON, as stored and streamed.
+    pub fn to_json(&self) -> serde_json::Value {
+        let result = match self {
+            ToolInput::GetWeather(input) => serde_json::to_value(input),
+            ToolInput::SearchRestaurants(input) => serde_json::to_value(input),
+            ToolInput::CreateBooking(input) => serde_json::to_value(input),
+        };
+        // Serialising plain structs of strings and numbers cannot fail.
+        result.unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// What validation rules that depend on the moment need to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValidationContext {
+    /// The current time, passed in so rules are testable and the crate needs no clock.
+    pub now: DateTime<Utc>,
+}
+
+/// One thing wrong with a tool's arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationIssue {
+    /// Where, as a dotted path (`partySize`, `items.0.name`); empty for the whole document.
+    pub path: String,
+    /// What is wrong, short and specific.
+    pub message: String,
+}
+
+impl ValidationIssue {
+    /// An issue at `path`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ValidationIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Why a tool's arguments were rejected: every issue found, in path order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationError {
+    /// The issues; never empty.
+    pub issues: Vec<ValidationIssue>,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, issue) in self.issues.iter().enumerate() {
+            if index > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{issue}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// Machine-readable error codes of tool results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// The arguments broke the schema or a rule; the model should fix them.
+    ValidationError,
+    /// The model asked for a tool we do not have.
+    UnknownTool,
+    /// The tool failed for a reason on our side.
+    ExecutionFailed,
+    /// A service the tool needs did not answer.
+    UpstreamUnavailable,
+    /// A service the tool needs answered too slowly.
+    UpstreamTimeout,
+    /// The person declined the call.
+    Declined,
+    /// The person stopped the reply before the tool finished.
+    Cancelled,
+}
+
+/// A tool failure as the model and the person see it; details stay in the server log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// What kind of failure.
+    pub code: ErrorCode,
+    /// Short text for the model and the person; never a stack trace, SQL or path.
+    pub message: String,
+    /// Whether calling again later may succeed.
+    pub retryable: bool,
+}
+
+impl ToolError {
+    /// An error with the given code and message; retryable only for upstream trouble.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            retryable: matches!(
+                code,
+                ErrorCode::UpstreamUnavailable | ErrorCode::UpstreamTimeout
+            ),
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<ValidationError> for ToolError {
+    fn from(error: ValidationError) -> Self {
+        ToolError::new(
+            ErrorCode::ValidationError,
+            format!("Invalid arguments: {error}"),
+        )
+    }
+}

@@ -11,7 +11,14 @@ use leptos_router::{
     StaticSegment,
 };
 
+mod api;
 mod chat;
+#[cfg(feature = "hydrate")]
+mod client;
+mod format;
+mod parts;
+mod sse;
+mod state;
 
 pub use chat::ChatPage;
 

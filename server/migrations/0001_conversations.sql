@@ -1,5 +1,5 @@
--- Conversations and their messages. A message stores its UI parts (with each tool
--- part's state) as JSON so a reload shows exactly what the person saw.
+-- Conversations and their messages. A message is stored as the JSON the UI renders
+-- (parts with each tool part's state), so a reload shows exactly what the person saw.
 CREATE TABLE IF NOT EXISTS conversations (
     id          TEXT PRIMARY KEY NOT NULL,
     owner_id    TEXT NOT NULL,
@@ -14,7 +14,7 @@ CREATE TABLE IF NOT EXISTS messages (
     conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
     seq             INTEGER NOT NULL,
     role            TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
-    parts           TEXT NOT NULL,
+    body            TEXT NOT NULL,
     created_at      TEXT NOT NULL,
     UNIQUE (conversation_id, seq)
 );

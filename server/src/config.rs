@@ -12,6 +12,11 @@ pub struct Config {
     pub leptos_options: LeptosOptions,
     /// `DATABASE_URL`, or [`DEFAULT_DATABASE_URL`].
     pub database_url: String,
+    /// Bounds of each agent run (`DATBAN_MAX_STEPS`, `DATBAN_MAX_TOOL_ERRORS`).
+    pub agent: crate::agent::AgentConfig,
+    /// Pause between the offline model's tokens (`DATBAN_OFFLINE_TOKEN_DELAY_MS`), so its
+    /// replies stream visibly like a real model's.
+    pub offline_token_delay: std::time::Duration,
 }
 
 /// A configuration value that cannot be used.
@@ -23,6 +28,29 @@ pub enum ConfigError {
     /// A variable is set but not valid Unicode.
     #[error("{0} is not valid UTF-8")]
     NotUnicode(&'static str),
+    /// A number is out of range or not a number.
+    #[error("{name} must be a whole number from {min} to {max}")]
+    BadNumber {
+        /// The variable.
+        name: &'static str,
+        /// Smallest allowed.
+        min: u64,
+        /// Largest allowed.
+        max: u64,
+    },
+}
+
+fn number(name: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+    match std::env::var(name) {
+        Err(std::env::VarError::NotPresent) => Ok(default),
+        Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::NotUnicode(name)),
+        Ok(text) => text
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (min..=max).contains(n))
+            .ok_or(ConfigError::BadNumber { name, min, max }),
+    }
 }
 
 impl Config {
@@ -38,9 +66,22 @@ impl Config {
                 return Err(ConfigError::NotUnicode("DATABASE_URL"))
             }
         };
+        let defaults = crate::agent::AgentConfig::default();
+        let agent = crate::agent::AgentConfig {
+            max_steps: number("DATBAN_MAX_STEPS", defaults.max_steps as u64, 1, 50)? as usize,
+            max_tool_errors: number(
+                "DATBAN_MAX_TOOL_ERRORS",
+                defaults.max_tool_errors as u64,
+                1,
+                50,
+            )? as usize,
+        };
+        let delay = number("DATBAN_OFFLINE_TOKEN_DELAY_MS", 15, 0, 2000)?;
         Ok(Self {
             leptos_options,
             database_url,
+            agent,
+            offline_token_delay: std::time::Duration::from_millis(delay),
         })
     }
 }

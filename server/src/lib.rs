@@ -8,9 +8,16 @@ use leptos::prelude::LeptosOptions;
 use leptos_axum::{file_and_error_handler, generate_route_list, LeptosRoutes};
 use tower_http::trace::TraceLayer;
 
+pub mod agent;
+pub mod api;
 pub mod config;
 pub mod db;
 mod health;
+pub mod history;
+pub mod model;
+pub mod owner;
+pub mod store;
+pub mod tools;
 
 pub use config::Config;
 
@@ -21,6 +28,37 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     /// The application database.
     pub db: db::Pool,
+    /// The agent loop (model, bounds, clock).
+    pub agent: agent::Agent,
+    /// Per-conversation run locks.
+    pub locks: api::ConversationLocks,
+    /// Signs the owner cookie.
+    pub cookie_key: axum_extra::extract::cookie::Key,
+}
+
+impl AppState {
+    /// State over an opened database, with the given model and agent bounds.
+    pub async fn new(
+        leptos_options: LeptosOptions,
+        db: db::Pool,
+        provider: model::SharedProvider,
+        config: agent::AgentConfig,
+        clock: agent::Clock,
+    ) -> Result<Self, owner::KeyError> {
+        let cookie_key = owner::load_key(&db).await?;
+        Ok(Self {
+            leptos_options,
+            agent: agent::Agent {
+                db: db.clone(),
+                provider,
+                config,
+                clock,
+            },
+            db,
+            locks: api::ConversationLocks::default(),
+            cookie_key,
+        })
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -35,10 +73,15 @@ pub fn app(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .merge(health::routes())
+        .merge(api::routes())
         .leptos_routes(&state, routes, move || shell(options.clone()))
         // Files under the site root (the hydrate bundle in /pkg, favicon, …), served
         // precompressed (.br/.gz) when present; anything else renders the 404 page.
         .fallback(file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            owner::ensure_owner,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
@@ -52,6 +95,9 @@ pub enum StartupError {
     /// The database could not be opened or migrated.
     #[error("database: {0}")]
     Database(#[from] db::DbError),
+    /// The cookie signing key is unusable.
+    #[error("{0}")]
+    CookieKey(#[from] owner::KeyError),
     /// The listening socket could not be opened.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -69,10 +115,17 @@ pub enum StartupError {
 pub async fn run(config: Config) -> Result<(), StartupError> {
     let pool = db::connect(&config.database_url).await?;
     let addr = config.leptos_options.site_addr;
-    let state = AppState {
-        leptos_options: config.leptos_options,
-        db: pool,
-    };
+    let provider: model::SharedProvider = std::sync::Arc::new(model::offline::OfflineModel::new(
+        config.offline_token_delay,
+    ));
+    let state = AppState::new(
+        config.leptos_options,
+        pool,
+        provider,
+        config.agent,
+        agent::system_clock(),
+    )
+    .await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| StartupError::Bind { addr, source })?;

@@ -3,15 +3,29 @@
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;
 use leptos::prelude::LeptosOptions;
-use server::{app, db, AppState};
+use server::{
+    agent::{system_clock, AgentConfig},
+    app, db,
+    model::offline::OfflineModel,
+    AppState,
+};
 use tower::ServiceExt;
+
+async fn test_state(pool: db::Pool) -> AppState {
+    AppState::new(
+        LeptosOptions::builder().output_name("datban").build(),
+        pool,
+        std::sync::Arc::new(OfflineModel::new(std::time::Duration::ZERO)),
+        AgentConfig::default(),
+        system_clock(),
+    )
+    .await
+    .unwrap()
+}
 
 async fn state(dir: &tempfile::TempDir) -> AppState {
     let url = format!("sqlite://{}", dir.path().join("test.db").display());
-    AppState {
-        leptos_options: LeptosOptions::builder().output_name("datban").build(),
-        db: db::connect(&url).await.unwrap(),
-    }
+    test_state(db::connect(&url).await.unwrap()).await
 }
 
 async fn get(app: axum::Router, uri: &str) -> (u16, serde_json::Value) {

@@ -3,16 +3,30 @@
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;
 use leptos::prelude::LeptosOptions;
-use server::{app, db, AppState};
+use server::{
+    agent::{system_clock, AgentConfig},
+    app, db,
+    model::offline::OfflineModel,
+    AppState,
+};
 use tower::ServiceExt;
+
+async fn test_state(pool: db::Pool) -> AppState {
+    AppState::new(
+        LeptosOptions::builder().output_name("datban").build(),
+        pool,
+        std::sync::Arc::new(OfflineModel::new(std::time::Duration::ZERO)),
+        AgentConfig::default(),
+        system_clock(),
+    )
+    .await
+    .unwrap()
+}
 
 async fn get_html(uri: &str) -> (u16, String) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("test.db").display());
-    let state = AppState {
-        leptos_options: LeptosOptions::builder().output_name("datban").build(),
-        db: db::connect(&url).await.unwrap(),
-    };
+    let state = test_state(db::connect(&url).await.unwrap()).await;
     let response = app(state)
         .oneshot(Request::get(uri).body(Body::empty()).unwrap())
         .await

@@ -18,7 +18,11 @@ pub const UI_MESSAGE_STREAM_VERSION: &str = "v1";
 
 /// One step of an agent run, as streamed to the browser.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum AgentEvent {
     /// A new assistant message begins (or a paused one resumes).
     Start {
@@ -296,7 +300,6 @@ impl Message {
             None => Applied::Ignored,
         }
     }
-
 }
 
 #[cfg(test)]
@@ -314,7 +317,9 @@ mod tests {
     fn run(events: &[AgentEvent]) -> Message {
         events
             .iter()
-            .fold(Message::assistant("m1"), |message, event| apply(message, event))
+            .fold(Message::assistant("m1"), |message, event| {
+                apply(message, event)
+            })
     }
 
     fn input_start(id: &str, name: &str) -> AgentEvent {
@@ -356,10 +361,9 @@ mod tests {
             serde_json::to_value(AgentEvent::StartStep).unwrap(),
             json!({"type": "start-step"})
         );
-        let back: AgentEvent = serde_json::from_value(
-            json!({"type": "text-delta", "id": "t1", "delta": "Chào"}),
-        )
-        .unwrap();
+        let back: AgentEvent =
+            serde_json::from_value(json!({"type": "text-delta", "id": "t1", "delta": "Chào"}))
+                .unwrap();
         assert_eq!(
             back,
             AgentEvent::TextDelta {
@@ -412,7 +416,10 @@ mod tests {
             tool_name: "getWeather".into(),
             input: json!({"city": "Hà Nội", "days": 1}),
         });
-        assert_eq!(message.tool_part("c1").unwrap().state_name(), "input-available");
+        assert_eq!(
+            message.tool_part("c1").unwrap().state_name(),
+            "input-available"
+        );
         message.apply(&AgentEvent::ToolOutputAvailable {
             tool_call_id: "c1".into(),
             output: json!({"city": "Hà Nội", "days": [{"date": "2026-11-29", "condition": "rain",
@@ -444,14 +451,20 @@ mod tests {
                 tool_call_id: "b1".into(),
             },
         ]);
-        assert_eq!(message.tool_part("b1").unwrap().state_name(), "approval-requested");
+        assert_eq!(
+            message.tool_part("b1").unwrap().state_name(),
+            "approval-requested"
+        );
         // An output before the decision does not fit: no receipt without approval.
         let early = message.apply(&AgentEvent::ToolOutputAvailable {
             tool_call_id: "b1".into(),
             output: json!({}),
         });
         assert_eq!(early, Applied::Ignored);
-        assert_eq!(message.tool_part("b1").unwrap().state_name(), "approval-requested");
+        assert_eq!(
+            message.tool_part("b1").unwrap().state_name(),
+            "approval-requested"
+        );
 
         let mut edited = booking_input();
         edited["partySize"] = json!(6);
@@ -495,7 +508,10 @@ mod tests {
                 tool_call_id: "b1".into(),
             },
         ]);
-        assert_eq!(message.tool_part("b1").unwrap().state_name(), "output-denied");
+        assert_eq!(
+            message.tool_part("b1").unwrap().state_name(),
+            "output-denied"
+        );
         let late = message.apply(&AgentEvent::ToolOutputAvailable {
             tool_call_id: "b1".into(),
             output: json!({}),
@@ -505,7 +521,10 @@ mod tests {
 
     #[test]
     fn invalid_input_and_unknown_tools_end_in_errors() {
-        let error = ToolError::new(ErrorCode::ValidationError, "partySize: required field is missing");
+        let error = ToolError::new(
+            ErrorCode::ValidationError,
+            "partySize: required field is missing",
+        );
         let message = run(&[
             input_start("b1", "createBooking"),
             input_delta("b1", "{\"restaurantId\":\"hn-1\"}"),
@@ -525,7 +544,10 @@ mod tests {
                 error: ToolError::new(ErrorCode::UnknownTool, "unknown"),
             },
         ]);
-        assert_eq!(message.tool_part("b1").unwrap().state_name(), "output-error");
+        assert_eq!(
+            message.tool_part("b1").unwrap().state_name(),
+            "output-error"
+        );
         let unknown = message.tool_part("x1").unwrap();
         assert_eq!(unknown.tool_name(), "launchRocket");
         assert_eq!(unknown.state_name(), "output-error");

@@ -294,10 +294,7 @@ impl<I, O> ToolState<I, O> {
 
 /// One call of tool `T`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    rename_all = "camelCase",
-    bound(serialize = "", deserialize = "")
-)]
+#[serde(rename_all = "camelCase", bound(serialize = "", deserialize = ""))]
 pub struct ToolCall<T: Tool> {
     /// The provider's call id; results are matched to calls by it.
     pub id: String,
@@ -345,7 +342,9 @@ impl ToolPart {
         let id = id.into();
         match ToolName::parse(tool_name) {
             Some(ToolName::GetWeather) => ToolPart::GetWeather(ToolCall::streaming(id)),
-            Some(ToolName::SearchRestaurants) => ToolPart::SearchRestaurants(ToolCall::streaming(id)),
+            Some(ToolName::SearchRestaurants) => {
+                ToolPart::SearchRestaurants(ToolCall::streaming(id))
+            }
             Some(ToolName::CreateBooking) => ToolPart::CreateBooking(ToolCall::streaming(id)),
             None => ToolPart::Unknown(UnknownToolCall {
                 id,
@@ -381,6 +380,17 @@ impl ToolPart {
         self.ops().is_final()
     }
 
+    /// The call's input as JSON: the validated input, or the arguments as received when
+    /// they were rejected (a JSON string when they were not JSON at all).
+    pub fn input_json(&self) -> Option<Value> {
+        self.ops().input_json()
+    }
+
+    /// Where the call ended up, for the model's history.
+    pub fn outcome(&self) -> CallOutcome {
+        self.ops().outcome()
+    }
+
     pub(crate) fn ops(&self) -> &dyn ToolCallOps {
         match self {
             ToolPart::GetWeather(call) => call,
@@ -409,6 +419,21 @@ impl<T: Tool> ToolCall<T> {
     }
 }
 
+/// Where a call ended up, as the model's history needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutcome {
+    /// Arguments never completed (the reply was cut off): the call did not happen.
+    Incomplete,
+    /// Waiting: for its result or for the person's decision.
+    Pending,
+    /// The tool returned this.
+    Output(Value),
+    /// It failed or was rejected.
+    Error(ToolError),
+    /// The person declined it.
+    Denied,
+}
+
 /// Transitions the reducer applies to a call, implemented once per kind of call so the
 /// reducer needs no per-tool code. Each returns `false` when the transition does not fit
 /// the call's state (the event is then ignored).
@@ -416,6 +441,8 @@ pub(crate) trait ToolCallOps {
     fn id(&self) -> &str;
     fn state_name(&self) -> &'static str;
     fn is_final(&self) -> bool;
+    fn input_json(&self) -> Option<Value>;
+    fn outcome(&self) -> CallOutcome;
     fn stream_input(&mut self, delta: &str) -> bool;
     fn input_available(&mut self, input: Value) -> bool;
     fn approval_requested(&mut self) -> bool;
@@ -440,6 +467,30 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
 
     fn is_final(&self) -> bool {
         self.state.is_final()
+    }
+
+    fn input_json(&self) -> Option<Value> {
+        match &self.state {
+            ToolState::InputStreaming(input) => Some(Value::String(input.raw().to_owned())),
+            ToolState::OutputError { input, .. } => input.clone(),
+            other => other
+                .input()
+                .and_then(|input| serde_json::to_value(input).ok()),
+        }
+    }
+
+    fn outcome(&self) -> CallOutcome {
+        match &self.state {
+            ToolState::InputStreaming(_) => CallOutcome::Incomplete,
+            ToolState::InputAvailable { .. }
+            | ToolState::ApprovalRequested { .. }
+            | ToolState::ApprovalResponded { .. } => CallOutcome::Pending,
+            ToolState::OutputAvailable { output, .. } => {
+                CallOutcome::Output(serde_json::to_value(output).unwrap_or(Value::Null))
+            }
+            ToolState::OutputError { error, .. } => CallOutcome::Error(error.clone()),
+            ToolState::OutputDenied { .. } => CallOutcome::Denied,
+        }
     }
 
     fn stream_input(&mut self, delta: &str) -> bool {
@@ -561,6 +612,20 @@ impl ToolCallOps for UnknownToolCall {
 
     fn is_final(&self) -> bool {
         self.error.is_some()
+    }
+
+    fn input_json(&self) -> Option<Value> {
+        Some(
+            serde_json::from_str(&self.raw_input)
+                .unwrap_or_else(|_| Value::String(self.raw_input.clone())),
+        )
+    }
+
+    fn outcome(&self) -> CallOutcome {
+        match &self.error {
+            Some(error) => CallOutcome::Error(error.clone()),
+            None => CallOutcome::Incomplete,
+        }
     }
 
     fn stream_input(&mut self, delta: &str) -> bool {

@@ -292,7 +292,13 @@ fn ensure_cargo_leptos() -> Result<(), Failure> {
     ));
     cmd::run(
         Command::new("cargo")
-            .args(["install", "cargo-leptos", "--locked", "--features", "no_downloads"])
+            .args([
+                "install",
+                "cargo-leptos",
+                "--locked",
+                "--features",
+                "no_downloads",
+            ])
             .args(["--version", CARGO_LEPTOS_VERSION])
             .current_dir(std::env::temp_dir())
             .env("RUSTUP_TOOLCHAIN", DEBIAN_TOOLCHAIN)

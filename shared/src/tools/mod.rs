@@ -136,7 +136,10 @@ fn input_schema<T: JsonSchema>() -> serde_json::Value {
         s.inline_subschemas = true;
         s.meta_schema = None;
     });
-    let mut schema = settings.into_generator().into_root_schema_for::<T>().to_value();
+    let mut schema = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
     if let Some(object) = schema.as_object_mut() {
         // The title is the Rust type name: noise for the model.
         object.remove("title");
@@ -252,6 +255,8 @@ pub enum ErrorCode {
     Declined,
     /// The person stopped the reply before the tool finished.
     Cancelled,
+    /// The model's reply was cut off before the call's arguments were complete; not run.
+    Interrupted,
 }
 
 /// A tool failure as the model and the person see it; details stay in the server log.

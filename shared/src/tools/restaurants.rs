@@ -97,7 +97,11 @@ impl Tool for SearchRestaurants {
         if input.city.trim().is_empty() {
             issues.push(ValidationIssue::new("city", "must not be blank"));
         }
-        if input.cuisine.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        if input
+            .cuisine
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
             issues.push(ValidationIssue::new("cuisine", "must not be blank"));
         }
         issues

@@ -25,13 +25,15 @@ pub fn validate_arguments(
 ) -> Result<ToolInput, ValidationError> {
     // Some providers send an empty string for a call without arguments.
     let text = if raw.trim().is_empty() { "{}" } else { raw };
-    let value: Value = serde_json::from_str(text).map_err(|error| {
-        single_issue("", format!("arguments are not valid JSON ({error})"))
-    })?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|error| single_issue("", format!("arguments are not valid JSON ({error})")))?;
     if !value.is_object() {
         return Err(single_issue(
             "",
-            format!("expected an object of arguments, received {}", type_name(&value)),
+            format!(
+                "expected an object of arguments, received {}",
+                type_name(&value)
+            ),
         ));
     }
     let Some(validator) = validator(tool) else {
@@ -227,7 +229,8 @@ mod tests {
 
     #[test]
     fn accepts_valid_input_and_fills_defaults() {
-        let input = validate_arguments(ToolName::GetWeather, r#"{"city":"Hà Nội"}"#, &ctx()).unwrap();
+        let input =
+            validate_arguments(ToolName::GetWeather, r#"{"city":"Hà Nội"}"#, &ctx()).unwrap();
         assert_eq!(
             input,
             ToolInput::GetWeather(crate::tools::GetWeatherInput {
@@ -248,7 +251,10 @@ mod tests {
     fn malformed_json_is_rejected() {
         let found = issues(ToolName::GetWeather, r#"{"city": "Huế""#);
         assert_eq!(found.len(), 1);
-        assert!(found[0].starts_with("arguments are not valid JSON"), "{found:?}");
+        assert!(
+            found[0].starts_with("arguments are not valid JSON"),
+            "{found:?}"
+        );
         assert_eq!(
             issues(ToolName::GetWeather, "[1,2]"),
             ["expected an object of arguments, received array"]
@@ -257,23 +263,29 @@ mod tests {
 
     #[test]
     fn wrong_types_are_not_coerced() {
-        let raw = r#"{"restaurantId":"hn-1","partySize":"bốn","startsAt":"2026-12-24T19:00:00+07:00"}"#;
+        let raw =
+            r#"{"restaurantId":"hn-1","partySize":"bốn","startsAt":"2026-12-24T19:00:00+07:00"}"#;
         assert_eq!(
             issues(ToolName::CreateBooking, raw),
             ["partySize: expected integer, received string"]
         );
-        let raw = r#"{"restaurantId":"hn-1","partySize":true,"startsAt":"2026-12-24T19:00:00+07:00"}"#;
+        let raw =
+            r#"{"restaurantId":"hn-1","partySize":true,"startsAt":"2026-12-24T19:00:00+07:00"}"#;
         assert_eq!(
             issues(ToolName::CreateBooking, raw),
             ["partySize: expected integer, received boolean"]
         );
-        let raw = r#"{"restaurantId":"hn-1","partySize":4.5,"startsAt":"2026-12-24T19:00:00+07:00"}"#;
+        let raw =
+            r#"{"restaurantId":"hn-1","partySize":4.5,"startsAt":"2026-12-24T19:00:00+07:00"}"#;
         assert_eq!(
             issues(ToolName::CreateBooking, raw),
             ["partySize: expected integer, received number"]
         );
         assert_eq!(
-            issues(ToolName::SearchRestaurants, r#"{"city":"Huế","partySize":"2"}"#),
+            issues(
+                ToolName::SearchRestaurants,
+                r#"{"city":"Huế","partySize":"2"}"#
+            ),
             ["partySize: expected integer, received string"]
         );
     }
@@ -284,7 +296,9 @@ mod tests {
         let found = issues(ToolName::CreateBooking, raw);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(found.contains(&"partySize: required field is missing".to_owned()));
-        assert!(found.iter().any(|m| m.starts_with("note: unknown field (allowed: ")));
+        assert!(found
+            .iter()
+            .any(|m| m.starts_with("note: unknown field (allowed: ")));
     }
 
     #[test]
@@ -297,9 +311,16 @@ mod tests {
             issues(ToolName::GetWeather, r#"{"city":"Huế","days":0}"#),
             ["days: must be at least 1, received 0"]
         );
-        assert_eq!(issues(ToolName::GetWeather, r#"{"city":""}"#), ["city: must not be empty"]);
-        assert_eq!(issues(ToolName::GetWeather, r#"{"city":"   "}"#), ["city: must not be blank"]);
-        let raw = r#"{"restaurantId":"hn-1","partySize":21,"startsAt":"2026-12-24T19:00:00+07:00"}"#;
+        assert_eq!(
+            issues(ToolName::GetWeather, r#"{"city":""}"#),
+            ["city: must not be empty"]
+        );
+        assert_eq!(
+            issues(ToolName::GetWeather, r#"{"city":"   "}"#),
+            ["city: must not be blank"]
+        );
+        let raw =
+            r#"{"restaurantId":"hn-1","partySize":21,"startsAt":"2026-12-24T19:00:00+07:00"}"#;
         assert_eq!(
             issues(ToolName::CreateBooking, raw),
             ["partySize: must be at most 20, received 21"]
@@ -311,9 +332,14 @@ mod tests {
         let raw = r#"{"restaurantId":"hn-1","partySize":2,"startsAt":"2026-12-24T19:00:00"}"#;
         let found = issues(ToolName::CreateBooking, raw);
         assert_eq!(found.len(), 1);
-        assert!(found[0].starts_with("startsAt: expected an RFC 3339 date-time"), "{found:?}");
+        assert!(
+            found[0].starts_with("startsAt: expected an RFC 3339 date-time"),
+            "{found:?}"
+        );
         let raw = r#"{"restaurantId":"hn-1","partySize":2,"startsAt":"tối mai 7 giờ"}"#;
-        assert!(issues(ToolName::CreateBooking, raw)[0].starts_with("startsAt: expected an RFC 3339"));
+        assert!(
+            issues(ToolName::CreateBooking, raw)[0].starts_with("startsAt: expected an RFC 3339")
+        );
         let raw = r#"{"restaurantId":"hn-1","partySize":2,"startsAt":"2026-11-01T19:00:00+07:00"}"#;
         assert_eq!(
             issues(ToolName::CreateBooking, raw),
@@ -337,7 +363,10 @@ mod tests {
 
     #[test]
     fn empty_arguments_mean_an_empty_object() {
-        assert_eq!(issues(ToolName::GetWeather, "  "), ["city: required field is missing"]);
+        assert_eq!(
+            issues(ToolName::GetWeather, "  "),
+            ["city: required field is missing"]
+        );
     }
 
     #[test]

@@ -1,0 +1,159 @@
+//! The HTTP API's bodies as the browser sends and reads them.
+//!
+//! Platform-neutral so the shapes are tested natively; only the hydrate build sends them.
+#![cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use shared::message::Message;
+
+/// `POST /api/chat`.
+pub const CHAT_URL: &str = "/api/chat";
+/// `POST /api/approvals`.
+pub const APPROVALS_URL: &str = "/api/approvals";
+
+/// `GET /api/conversations/{id}`.
+pub fn conversation_url(id: &str) -> String {
+    format!("/api/conversations/{}", encode_component(id))
+}
+
+/// Body of `POST /api/chat`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatRequest {
+    /// Absent for a new conversation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// What the person wrote.
+    pub text: String,
+}
+
+/// Body of `POST /api/approvals`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    /// The conversation the call belongs to.
+    pub conversation_id: String,
+    /// The call being decided.
+    pub tool_call_id: String,
+    /// The decision.
+    pub approved: bool,
+    /// The input as the person edited it; absent when nothing changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edited_input: Option<Value>,
+}
+
+/// Answer of `GET /api/conversations/{id}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Conversation {
+    /// Its id.
+    pub id: String,
+    /// Its messages, oldest first.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(Debug, Deserialize)]
+struct ErrorDetail {
+    #[serde(default)]
+    message: String,
+}
+
+/// The text to show for a non-2xx answer: the server's `error.message` when the body has
+/// one, else a generic Vietnamese sentence with the status.
+pub fn error_message(status: u16, body: &str) -> String {
+    match serde_json::from_str::<ErrorBody>(body) {
+        Ok(ErrorBody { error }) if !error.message.trim().is_empty() => error.message,
+        _ => format!("Máy chủ báo lỗi (mã {status}). Vui lòng thử lại."),
+    }
+}
+
+/// Percent-encodes everything but unreserved characters, for an id in a path or query.
+pub fn encode_component(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use shared::message::{MessagePart, Role, ToolPart};
+
+    #[test]
+    fn request_bodies_are_camel_case_and_skip_absent_fields() {
+        let chat = ChatRequest {
+            conversation_id: None,
+            text: "Xin chào".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&chat).unwrap(),
+            json!({"text": "Xin chào"})
+        );
+        let approval = ApprovalRequest {
+            conversation_id: "c1".into(),
+            tool_call_id: "call_1".into(),
+            approved: false,
+            edited_input: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&approval).unwrap(),
+            json!({"conversationId": "c1", "toolCallId": "call_1", "approved": false})
+        );
+    }
+
+    #[test]
+    fn error_bodies() {
+        assert_eq!(
+            error_message(
+                400,
+                r#"{"error":{"code":"TEXT_TOO_LONG","message":"Tin nhắn quá dài"}}"#
+            ),
+            "Tin nhắn quá dài"
+        );
+        assert_eq!(
+            error_message(502, "<html>Bad gateway</html>"),
+            "Máy chủ báo lỗi (mã 502). Vui lòng thử lại."
+        );
+    }
+
+    #[test]
+    fn conversation_loads_with_typed_parts() {
+        let body = json!({"id": "c1", "messages": [
+            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Đặt bàn"}]},
+            {"id": "a1", "role": "assistant", "status": "awaiting-approval", "parts": [
+                {"type": "step-start"},
+                {"type": "tool", "tool": "createBooking", "id": "b1", "state": "approval-requested",
+                 "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}
+            ]}
+        ]});
+        let conversation: Conversation = serde_json::from_value(body).unwrap();
+        assert_eq!(conversation.messages.len(), 2);
+        assert_eq!(conversation.messages[0].role, Some(Role::User));
+        let part = conversation.messages[1].tool_part("b1").unwrap();
+        assert!(matches!(part, ToolPart::CreateBooking(_)));
+        assert_eq!(part.state_name(), "approval-requested");
+        assert!(matches!(
+            conversation.messages[1].parts[0],
+            MessagePart::StepStart
+        ));
+    }
+
+    #[test]
+    fn ids_are_encoded_in_paths() {
+        assert_eq!(conversation_url("abc-123"), "/api/conversations/abc-123");
+        assert_eq!(conversation_url("a/b?c"), "/api/conversations/a%2Fb%3Fc");
+    }
+}

@@ -1,0 +1,518 @@
+//! `createBooking` parts: a draft while the model writes the call, the confirmation form
+//! while the server waits for the person, and a receipt only once a booking exists.
+
+use chrono::{DateTime, FixedOffset, NaiveDateTime, TimeZone, Timelike};
+use leptos::prelude::*;
+use serde_json::{json, Value};
+use shared::{
+    message::ToolState,
+    tools::{BookingStatus, CreateBookingInput, CreateBookingOutput},
+};
+
+use super::{error_notice, partial_str};
+use crate::{format::datetime_vi, state::ChatState};
+
+/// The part in its current state.
+pub fn render(
+    call_id: String,
+    state: ToolState<CreateBookingInput, CreateBookingOutput>,
+) -> AnyView {
+    match state {
+        ToolState::InputStreaming(input) => draft(
+            Draft::from_partial(input.partial()),
+            "Trợ lý đang soạn yêu cầu đặt bàn…",
+        ),
+        ToolState::InputAvailable { input } => {
+            draft(Draft::from_input(&input), "Đang chuẩn bị để bạn xác nhận…")
+        }
+        ToolState::ApprovalRequested { input } => view! { <ConfirmForm call_id input/> }.into_any(),
+        ToolState::ApprovalResponded { input, approved } => {
+            decided_form(&call_id, &input, approved)
+        }
+        ToolState::OutputAvailable { output, .. } => receipt(output),
+        ToolState::OutputError { error, .. } => {
+            error_notice("Chưa đặt được bàn".to_owned(), Some(error))
+        }
+        ToolState::OutputDenied { .. } => view! {
+            <p class="notice notice-muted" role="status">"Bạn đã từ chối — chưa đặt bàn nào."</p>
+        }
+        .into_any(),
+    }
+}
+
+/// What is known of a booking request so far.
+struct Draft {
+    restaurant_id: Option<String>,
+    party_size: Option<String>,
+    starts_at: Option<String>,
+}
+
+impl Draft {
+    fn from_partial(partial: &Value) -> Self {
+        let starts_at = partial_str(partial, "startsAt").map(|raw| {
+            DateTime::parse_from_rfc3339(&raw)
+                .map(|at| datetime_vi(&at))
+                .unwrap_or(raw)
+        });
+        Self {
+            restaurant_id: partial_str(partial, "restaurantId"),
+            party_size: partial
+                .get("partySize")
+                .and_then(Value::as_u64)
+                .map(|size| format!("{size} người")),
+            starts_at,
+        }
+    }
+
+    fn from_input(input: &CreateBookingInput) -> Self {
+        Self {
+            restaurant_id: Some(input.restaurant_id.clone()),
+            party_size: Some(format!("{} người", input.party_size)),
+            starts_at: Some(datetime_vi(&input.starts_at)),
+        }
+    }
+}
+
+fn draft(draft: Draft, status: &'static str) -> AnyView {
+    let row = |label: &'static str, value: Option<String>| {
+        let known = value.is_some();
+        view! {
+            <div class="field-row">
+                <dt>{label}</dt>
+                <dd class:pending=!known>{value.unwrap_or_else(|| "…".to_owned())}</dd>
+            </div>
+        }
+    };
+    view! {
+        <div class="card booking-draft" aria-busy="true">
+            <p class="card-kicker">"Bản nháp đặt bàn"</p>
+            <dl class="fields">
+                {row("Nhà hàng", draft.restaurant_id)}
+                {row("Số người", draft.party_size)}
+                {row("Thời gian", draft.starts_at)}
+            </dl>
+            <p class="draft-status">{status}</p>
+        </div>
+    }
+    .into_any()
+}
+
+/// An element id made from a call id (which may hold any characters).
+fn field_id(call_id: &str, field: &str) -> String {
+    let safe: String = call_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("booking-{safe}-{field}")
+}
+
+/// The form's fields as the inputs hold them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormValues {
+    /// `partySize` as typed.
+    pub party_size: String,
+    /// `startsAt` as a `datetime-local` value (`YYYY-MM-DDTHH:MM`), in the input's offset.
+    pub starts_at: String,
+}
+
+impl FormValues {
+    /// The fields pre-filled from the validated input.
+    pub fn from_input(input: &CreateBookingInput) -> Self {
+        Self {
+            party_size: input.party_size.to_string(),
+            starts_at: input.starts_at.format("%Y-%m-%dT%H:%M").to_string(),
+        }
+    }
+}
+
+/// What to send as `editedInput`: `Ok(None)` when the person changed nothing, the whole
+/// input with their values (and the original offset) when they changed a field, or the
+/// reason the values cannot be sent.
+pub fn edited_input(
+    original: &CreateBookingInput,
+    values: &FormValues,
+) -> Result<Option<Value>, &'static str> {
+    let party_size = values
+        .party_size
+        .trim()
+        .parse::<u8>()
+        .ok()
+        .filter(|size| (1..=20).contains(size))
+        .ok_or("Số người phải là một số từ 1 đến 20.")?;
+    let local = parse_local(values.starts_at.trim()).ok_or("Thời gian chưa hợp lệ.")?;
+    // The form shows minutes; an original with seconds is unchanged if its minute is.
+    let original_local = original
+        .starts_at
+        .naive_local()
+        .with_second(0)
+        .and_then(|at| at.with_nanosecond(0));
+    let time_changed = original_local != Some(local);
+    if party_size == original.party_size && !time_changed {
+        return Ok(None);
+    }
+    let starts_at = if time_changed {
+        original
+            .starts_at
+            .offset()
+            .from_local_datetime(&local)
+            .single()
+            .ok_or("Thời gian chưa hợp lệ.")?
+    } else {
+        original.starts_at
+    };
+    Ok(Some(json!({
+        "restaurantId": original.restaurant_id,
+        "partySize": party_size,
+        "startsAt": rfc3339_with_offset(&starts_at),
+    })))
+}
+
+fn parse_local(value: &str) -> Option<NaiveDateTime> {
+    NaiveDateTime::parse_from_str(value, "%Y-%m-%dT%H:%M")
+        .or_else(|_| NaiveDateTime::parse_from_str(value, "%Y-%m-%dT%H:%M:%S%.f"))
+        .ok()
+}
+
+/// `YYYY-MM-DDTHH:MM:SS+07:00`.
+fn rfc3339_with_offset(at: &DateTime<FixedOffset>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%S%:z").to_string()
+}
+
+/// "UTC+07:00", to say which clock the form's time is on.
+fn offset_label(at: &DateTime<FixedOffset>) -> String {
+    format!("UTC{}", at.format("%:z"))
+}
+
+/// The confirmation form. It locks at the first click: both buttons are disabled before
+/// the request leaves, so a double click sends one request.
+#[component]
+fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
+    let chat = use_context::<ChatState>();
+    let initial = FormValues::from_input(&input);
+    let party_size = RwSignal::new(initial.party_size);
+    let starts_at = RwSignal::new(initial.starts_at);
+    let locked = RwSignal::new(false);
+    let form_error = RwSignal::new(None::<&'static str>);
+    let busy = move || chat.is_some_and(|chat| chat.busy());
+    let disabled = move || locked.get() || busy();
+
+    let party_id = field_id(&call_id, "party-size");
+    let starts_id = field_id(&call_id, "starts-at");
+    let restaurant_id = input.restaurant_id.clone();
+    let offset = offset_label(&input.starts_at);
+    let stored_input = StoredValue::new(input);
+    let stored_call_id = StoredValue::new(call_id);
+
+    let decide = move |approved: bool| {
+        if locked.get_untracked() {
+            return;
+        }
+        let Some(chat) = chat else { return };
+        let edited = if approved {
+            let values = FormValues {
+                party_size: party_size.get_untracked(),
+                starts_at: starts_at.get_untracked(),
+            };
+            match stored_input.with_value(|input| edited_input(input, &values)) {
+                Ok(edited) => edited,
+                Err(reason) => {
+                    form_error.set(Some(reason));
+                    return;
+                }
+            }
+        } else {
+            None
+        };
+        form_error.set(None);
+        locked.set(true);
+        // When the answer does not move the call on (a failed request), unlock so the
+        // person can try again; when it does, this form is already gone.
+        let started = chat.respond(stored_call_id.get_value(), approved, edited, move |_| {
+            locked.try_set(false);
+        });
+        if !started {
+            locked.set(false);
+        }
+    };
+
+    view! {
+        <form
+            class="card booking-form"
+            aria-label="Xác nhận đặt bàn"
+            on:submit=move |ev| {
+                ev.prevent_default();
+                decide(true);
+            }
+        >
+            <p class="card-kicker">"Xác nhận đặt bàn"</p>
+            <p class="form-hint">
+                "Kiểm tra lại và sửa nếu cần. Chưa có bàn nào được đặt cho đến khi bạn xác nhận."
+            </p>
+            <dl class="fields">
+                <div class="field-row">
+                    <dt>"Nhà hàng"</dt>
+                    <dd class="restaurant-id">{restaurant_id}</dd>
+                </div>
+            </dl>
+            <div class="form-field">
+                <label for=party_id.clone()>"Số người"</label>
+                <input
+                    id=party_id
+                    type="number"
+                    name="partySize"
+                    min="1"
+                    max="20"
+                    step="1"
+                    required
+                    prop:value=party_size
+                    on:input:target=move |ev| party_size.set(ev.target().value())
+                    disabled=move || locked.get()
+                />
+            </div>
+            <div class="form-field">
+                <label for=starts_id.clone()>"Thời gian"</label>
+                <input
+                    id=starts_id
+                    type="datetime-local"
+                    name="startsAt"
+                    required
+                    prop:value=starts_at
+                    on:input:target=move |ev| starts_at.set(ev.target().value())
+                    disabled=move || locked.get()
+                />
+                <p class="field-hint">"Giờ địa phương của nhà hàng (" {offset} ")"</p>
+            </div>
+            {move || form_error.get().map(|reason| view! {
+                <p class="form-error" role="alert">{reason}</p>
+            })}
+            <div class="form-actions">
+                <button type="submit" class="button-primary" disabled=disabled>
+                    "Xác nhận đặt bàn"
+                </button>
+                <button
+                    type="button"
+                    class="button-secondary"
+                    disabled=disabled
+                    on:click=move |_| decide(false)
+                >
+                    "Từ chối"
+                </button>
+            </div>
+            <Show when=move || locked.get()>
+                <p class="form-status" role="status">"Đang gửi…"</p>
+            </Show>
+        </form>
+    }
+}
+
+/// The form after the decision: locked, with what was decided.
+fn decided_form(call_id: &str, input: &CreateBookingInput, approved: bool) -> AnyView {
+    let values = FormValues::from_input(input);
+    let party_id = field_id(call_id, "party-size");
+    let starts_id = field_id(call_id, "starts-at");
+    let status = if approved {
+        "Đang đặt bàn…"
+    } else {
+        "Đã từ chối"
+    };
+    view! {
+        <form class="card booking-form locked" aria-label="Xác nhận đặt bàn" aria-busy=approved.to_string()>
+            <p class="card-kicker">"Xác nhận đặt bàn"</p>
+            <dl class="fields">
+                <div class="field-row">
+                    <dt>"Nhà hàng"</dt>
+                    <dd class="restaurant-id">{input.restaurant_id.clone()}</dd>
+                </div>
+            </dl>
+            <div class="form-field">
+                <label for=party_id.clone()>"Số người"</label>
+                <input id=party_id type="number" name="partySize" value=values.party_size disabled/>
+            </div>
+            <div class="form-field">
+                <label for=starts_id.clone()>"Thời gian"</label>
+                <input id=starts_id type="datetime-local" name="startsAt" value=values.starts_at disabled/>
+                <p class="field-hint">"Giờ địa phương của nhà hàng (" {offset_label(&input.starts_at)} ")"</p>
+            </div>
+            <div class="form-actions">
+                <button type="submit" class="button-primary" disabled>"Xác nhận đặt bàn"</button>
+                <button type="button" class="button-secondary" disabled>"Từ chối"</button>
+            </div>
+            <p class="form-status" class:declined=!approved role="status">{status}</p>
+        </form>
+    }
+    .into_any()
+}
+
+/// The receipt: shown only for a booking the tool committed.
+fn receipt(output: CreateBookingOutput) -> AnyView {
+    let CreateBookingOutput {
+        booking_id,
+        status,
+        restaurant_id: _,
+        restaurant_name,
+        party_size,
+        starts_at,
+    } = output;
+    let (status_key, status_text, id_label, note) = match status {
+        BookingStatus::Confirmed => (
+            "confirmed",
+            "Đã xác nhận",
+            "Mã đặt bàn",
+            "Nhà hàng đã giữ bàn cho bạn.",
+        ),
+        BookingStatus::Waitlisted => (
+            "waitlisted",
+            "Trong danh sách chờ",
+            "Mã tham chiếu",
+            "Giờ này nhà hàng chưa còn bàn trống. Bạn đang trong danh sách chờ và sẽ được báo khi có chỗ.",
+        ),
+    };
+    view! {
+        <article
+            class=format!("card receipt receipt-{status_key}")
+            data-testid="booking-receipt"
+            data-booking-status=status_key
+        >
+            <p class="receipt-status">{status_text}</p>
+            <p class="receipt-id-label">{id_label}</p>
+            <p class="booking-id">{booking_id}</p>
+            <dl class="fields">
+                <div class="field-row">
+                    <dt>"Nhà hàng"</dt>
+                    <dd class="receipt-restaurant">{restaurant_name}</dd>
+                </div>
+                <div class="field-row">
+                    <dt>"Thời gian"</dt>
+                    <dd class="receipt-time">{datetime_vi(&starts_at)}</dd>
+                </div>
+                <div class="field-row">
+                    <dt>"Số người"</dt>
+                    <dd class="receipt-party">{format!("{party_size} người")}</dd>
+                </div>
+            </dl>
+            <p class="receipt-note">{note}</p>
+        </article>
+    }
+    .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input() -> CreateBookingInput {
+        CreateBookingInput {
+            restaurant_id: "hn-1".into(),
+            party_size: 4,
+            starts_at: DateTime::parse_from_rfc3339("2026-12-24T19:00:00+07:00").unwrap(),
+        }
+    }
+
+    fn values(party_size: &str, starts_at: &str) -> FormValues {
+        FormValues {
+            party_size: party_size.into(),
+            starts_at: starts_at.into(),
+        }
+    }
+
+    #[test]
+    fn form_is_prefilled_in_the_inputs_own_offset() {
+        assert_eq!(
+            FormValues::from_input(&input()),
+            values("4", "2026-12-24T19:00")
+        );
+        assert_eq!(offset_label(&input().starts_at), "UTC+07:00");
+    }
+
+    #[test]
+    fn unchanged_form_sends_no_edited_input() {
+        let original = input();
+        assert_eq!(
+            edited_input(&original, &FormValues::from_input(&original)),
+            Ok(None)
+        );
+        // The same values written differently are no change either.
+        assert_eq!(
+            edited_input(&original, &values(" 04 ", "2026-12-24T19:00:00")),
+            Ok(None)
+        );
+        // Seconds the form cannot show do not count as an edit.
+        let mut with_seconds = input();
+        with_seconds.starts_at = DateTime::parse_from_rfc3339("2026-12-24T19:00:30+07:00").unwrap();
+        assert_eq!(
+            edited_input(&with_seconds, &FormValues::from_input(&with_seconds)),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn changed_time_keeps_the_original_offset() {
+        let edited = edited_input(&input(), &values("4", "2026-12-24T20:30")).unwrap();
+        assert_eq!(
+            edited,
+            Some(json!({
+                "restaurantId": "hn-1",
+                "partySize": 4,
+                "startsAt": "2026-12-24T20:30:00+07:00"
+            }))
+        );
+        // And it reads back as the tool's input.
+        let back: CreateBookingInput = serde_json::from_value(edited.unwrap()).unwrap();
+        assert_eq!(back.starts_at.offset().local_minus_utc(), 7 * 3600);
+    }
+
+    #[test]
+    fn changed_party_size_sends_the_whole_input() {
+        let mut original = input();
+        original.starts_at = DateTime::parse_from_rfc3339("2026-12-24T19:00:00-03:30").unwrap();
+        assert_eq!(
+            edited_input(&original, &values("6", "2026-12-24T19:00")),
+            Ok(Some(json!({
+                "restaurantId": "hn-1",
+                "partySize": 6,
+                "startsAt": "2026-12-24T19:00:00-03:30"
+            })))
+        );
+    }
+
+    #[test]
+    fn invalid_values_are_refused_not_sent() {
+        let original = input();
+        for party in ["", "0", "21", "3.5", "bốn", "-1", "999"] {
+            assert!(
+                edited_input(&original, &values(party, "2026-12-24T19:00")).is_err(),
+                "party size {party:?}"
+            );
+        }
+        for time in ["", "24/12/2026 19:00", "2026-13-01T19:00", "2026-12-24"] {
+            assert!(
+                edited_input(&original, &values("4", time)).is_err(),
+                "time {time:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn draft_shows_what_the_partial_input_has() {
+        let draft = Draft::from_partial(&json!({"restaurantId": "hn-1", "partySize": 4}));
+        assert_eq!(draft.restaurant_id.as_deref(), Some("hn-1"));
+        assert_eq!(draft.party_size.as_deref(), Some("4 người"));
+        assert_eq!(draft.starts_at, None);
+        let draft = Draft::from_partial(&json!({"startsAt": "2026-12-24T19:00:00+07:00"}));
+        assert_eq!(
+            draft.starts_at.as_deref(),
+            Some("19:00, thứ Năm, 24/12/2026")
+        );
+        // Half a timestamp is shown as it is.
+        let draft = Draft::from_partial(&json!({"startsAt": "2026-12-2"}));
+        assert_eq!(draft.starts_at.as_deref(), Some("2026-12-2"));
+    }
+
+    #[test]
+    fn field_ids_are_safe() {
+        assert_eq!(
+            field_id("call_1 x/y", "party-size"),
+            "booking-call-1-x-y-party-size"
+        );
+    }
+}

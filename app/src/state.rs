@@ -1,0 +1,410 @@
+//! The chat's state and the actions that change it: sending, answering a confirmation,
+//! loading and clearing a conversation.
+//!
+//! Every message lives in its own signal, so an event re-renders only the message (and,
+//! through a memo per part, only the part) it changed. Events are folded in with
+//! [`Message::apply`], the same reducer the server uses.
+
+use leptos::prelude::*;
+use shared::message::Message;
+
+#[cfg(feature = "hydrate")]
+use shared::{events::AgentEvent, message::MessagePart};
+
+/// One message in the list, with a key that stays the same while its id is unknown.
+#[derive(Clone)]
+pub struct Entry {
+    /// Local key for `<For>`.
+    pub key: u64,
+    /// The message, updated as events arrive.
+    pub message: ArcRwSignal<Message>,
+}
+
+/// Everything the chat page and its parts share (provided as context).
+#[derive(Clone, Copy)]
+pub struct ChatState {
+    /// The server's conversation id, once there is one (also in the URL as `?c=`).
+    pub conversation_id: RwSignal<Option<String>>,
+    /// The messages, oldest first.
+    pub entries: RwSignal<Vec<Entry>>,
+    /// What is in the message box.
+    pub draft: RwSignal<String>,
+    /// A reply is streaming.
+    pub streaming: RwSignal<bool>,
+    /// A conversation is loading.
+    pub loading: RwSignal<bool>,
+    /// The notice under the message box.
+    pub error: RwSignal<Option<String>>,
+    /// Bumped when the conversation is cleared, so streams of the old one stop.
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    generation: StoredValue<u64>,
+    next_key: StoredValue<u64>,
+}
+
+impl ChatState {
+    /// An empty chat.
+    pub fn new() -> Self {
+        Self {
+            conversation_id: RwSignal::new(None),
+            entries: RwSignal::new(Vec::new()),
+            draft: RwSignal::new(String::new()),
+            streaming: RwSignal::new(false),
+            loading: RwSignal::new(false),
+            error: RwSignal::new(None),
+            generation: StoredValue::new(0),
+            next_key: StoredValue::new(0),
+        }
+    }
+
+    /// Whether a request is under way (sending and confirming wait for it); tracked.
+    pub fn busy(&self) -> bool {
+        self.streaming.get() || self.loading.get()
+    }
+
+    fn busy_untracked(&self) -> bool {
+        self.streaming.get_untracked() || self.loading.get_untracked()
+    }
+
+    fn entry(&self, message: Message) -> Entry {
+        let key = self.next_key.get_value();
+        self.next_key.set_value(key + 1);
+        Entry {
+            key,
+            message: ArcRwSignal::new(message),
+        }
+    }
+
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    fn push(&self, message: Message) -> Entry {
+        let entry = self.entry(message);
+        self.entries.update(|entries| entries.push(entry.clone()));
+        entry
+    }
+
+    /// Sends the text in the message box. Returns whether a request started.
+    pub fn send(&self) -> bool {
+        let text = self.draft.get_untracked().trim().to_owned();
+        if text.is_empty() || self.busy_untracked() {
+            return false;
+        }
+        self.error.set(None);
+        self.draft.set(String::new());
+        #[cfg(feature = "hydrate")]
+        self.spawn_send(text);
+        #[cfg(not(feature = "hydrate"))]
+        let _ = text;
+        true
+    }
+
+    /// Answers the confirmation of call `call_id`. `on_end` runs once the request is over
+    /// (with `true` when it streamed to the end). Returns whether a request started.
+    pub fn respond(
+        &self,
+        call_id: String,
+        approved: bool,
+        edited_input: Option<serde_json::Value>,
+        on_end: impl FnOnce(bool) + 'static,
+    ) -> bool {
+        if self.busy_untracked() {
+            return false;
+        }
+        let Some(conversation_id) = self.conversation_id.get_untracked() else {
+            self.error.set(Some(
+                "Không tìm thấy cuộc trò chuyện của yêu cầu này.".to_owned(),
+            ));
+            return false;
+        };
+        self.error.set(None);
+        #[cfg(feature = "hydrate")]
+        self.spawn_respond(
+            crate::api::ApprovalRequest {
+                conversation_id,
+                tool_call_id: call_id,
+                approved,
+                edited_input,
+            },
+            on_end,
+        );
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (conversation_id, call_id, approved, edited_input, on_end);
+        true
+    }
+
+    /// Forgets the conversation: empty list, no id, `/` as the URL.
+    pub fn new_conversation(&self) {
+        self.generation.update_value(|generation| *generation += 1);
+        self.entries.set(Vec::new());
+        self.conversation_id.set(None);
+        self.streaming.set(false);
+        self.loading.set(false);
+        self.error.set(None);
+        #[cfg(feature = "hydrate")]
+        crate::client::replace_url("/");
+    }
+
+    /// Replaces the list with `messages`.
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    fn set_messages(&self, messages: Vec<Message>) {
+        let entries = messages
+            .into_iter()
+            .map(|message| self.entry(message))
+            .collect();
+        self.entries.set(entries);
+    }
+}
+
+impl Default for ChatState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The browser half: requests and streams.
+#[cfg(feature = "hydrate")]
+impl ChatState {
+    fn current(&self, generation: u64) -> bool {
+        self.generation.try_get_value() == Some(generation)
+    }
+
+    fn spawn_send(self, text: String) {
+        // The server answers open confirmations with "no" when a new message arrives;
+        // after the reply, the stored conversation shows what became of them.
+        let had_pending = self.has_pending_confirmation();
+        let user = self.push(Message::user(
+            format!("local-{}", self.next_key.get_value()),
+            text.clone(),
+        ));
+        self.streaming.set(true);
+        let generation = self.generation.get_value();
+        leptos::task::spawn_local(async move {
+            let request = crate::api::ChatRequest {
+                conversation_id: self.conversation_id.get_untracked(),
+                text: text.clone(),
+            };
+            let outcome = self
+                .stream(crate::api::CHAT_URL, &request, generation)
+                .await;
+            if !self.current(generation) {
+                return;
+            }
+            match outcome {
+                Ok(()) => {
+                    if had_pending {
+                        self.refresh(generation).await;
+                    }
+                }
+                Err(StreamFailure::Rejected { message, .. }) => {
+                    // The server did not take the message: take the bubble back and give the
+                    // text back to the box, unless something new was typed meanwhile.
+                    self.entries
+                        .update(|entries| entries.retain(|entry| entry.key != user.key));
+                    if self.draft.get_untracked().trim().is_empty() {
+                        self.draft.set(text);
+                    }
+                    self.error.set(Some(message));
+                }
+                Err(StreamFailure::Interrupted(message)) => self.error.set(Some(message)),
+            }
+            self.streaming.set(false);
+        });
+    }
+
+    fn spawn_respond(
+        self,
+        request: crate::api::ApprovalRequest,
+        on_end: impl FnOnce(bool) + 'static,
+    ) {
+        self.streaming.set(true);
+        let generation = self.generation.get_value();
+        leptos::task::spawn_local(async move {
+            let outcome = self
+                .stream(crate::api::APPROVALS_URL, &request, generation)
+                .await;
+            if !self.current(generation) {
+                return;
+            }
+            let ok = match outcome {
+                Ok(()) => true,
+                Err(StreamFailure::Rejected { message, status }) => {
+                    self.error.set(Some(message));
+                    // Already decided (another tab) or gone: show what the server has. Other
+                    // refusals (an invalid edit) keep the form as the person left it.
+                    if matches!(status, Some(404 | 409)) {
+                        self.refresh(generation).await;
+                    }
+                    false
+                }
+                Err(StreamFailure::Interrupted(message)) => {
+                    self.error.set(Some(message));
+                    false
+                }
+            };
+            self.streaming.set(false);
+            on_end(ok);
+        });
+    }
+
+    /// Posts `body` and folds the answer's events into the message they belong to.
+    async fn stream(
+        self,
+        url: &str,
+        body: &impl serde::Serialize,
+        generation: u64,
+    ) -> Result<(), StreamFailure> {
+        use std::ops::ControlFlow;
+
+        let mut target: Option<ArcRwSignal<Message>> = None;
+        let end = crate::client::post_event_stream(url, body, |event| {
+            if !self.current(generation) {
+                return ControlFlow::Break(());
+            }
+            self.apply(&mut target, &event);
+            ControlFlow::Continue(())
+        })
+        .await;
+        match end {
+            Ok(crate::client::StreamEnd::Done | crate::client::StreamEnd::Cancelled) => Ok(()),
+            Ok(crate::client::StreamEnd::Eof) => {
+                // Cut off before `[DONE]`: fine if the run had already said how it ended.
+                let finished = target
+                    .as_ref()
+                    .and_then(|message| message.try_with_untracked(|m| m.status))
+                    .flatten()
+                    .is_some();
+                if finished {
+                    Ok(())
+                } else {
+                    Err(StreamFailure::Interrupted(
+                        "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại."
+                            .to_owned(),
+                    ))
+                }
+            }
+            // Refused (or unreachable) before any event: nothing of it was accepted.
+            Err(error) if target.is_none() => Err(StreamFailure::Rejected {
+                message: error.message,
+                status: error.status,
+            }),
+            Err(error) => Err(StreamFailure::Interrupted(error.message)),
+        }
+    }
+
+    /// Folds one event into the message it is for: `start` names it (an existing message
+    /// when a paused run resumes, else a new one).
+    fn apply(&self, target: &mut Option<ArcRwSignal<Message>>, event: &AgentEvent) {
+        if let AgentEvent::Start {
+            message_id,
+            message_metadata,
+        } = event
+        {
+            if let Some(id) = message_metadata
+                .as_ref()
+                .and_then(|metadata| metadata.conversation_id.clone())
+            {
+                if self.conversation_id.get_untracked().as_deref() != Some(id.as_str()) {
+                    crate::client::replace_url(&conversation_path(&id));
+                    self.conversation_id.set(Some(id));
+                }
+            }
+            let existing = self.entries.with_untracked(|entries| {
+                entries
+                    .iter()
+                    .find(|entry| entry.message.with_untracked(|m| &m.id == message_id))
+                    .map(|entry| entry.message.clone())
+            });
+            *target = Some(
+                existing
+                    .unwrap_or_else(|| self.push(Message::assistant(message_id.clone())).message),
+            );
+        }
+        let message =
+            target.get_or_insert_with(|| self.push(Message::assistant(String::new())).message);
+        message.maybe_update(|message| message.apply(event) == shared::events::Applied::Yes);
+    }
+
+    /// Whether some call waits for the person's decision.
+    fn has_pending_confirmation(&self) -> bool {
+        self.entries.with_untracked(|entries| {
+            entries.iter().any(|entry| {
+                entry.message.with_untracked(|message| {
+                    message.parts.iter().any(|part| {
+                        matches!(part, MessagePart::Tool(tool) if tool.state_name() == "approval-requested")
+                    })
+                })
+            })
+        })
+    }
+
+    /// Replaces the messages with the server's copy of the conversation; on failure the
+    /// list stays as it is.
+    async fn refresh(self, generation: u64) {
+        let Some(id) = self.conversation_id.get_untracked() else {
+            return;
+        };
+        let url = crate::api::conversation_url(&id);
+        match crate::client::get_json::<crate::api::Conversation>(&url).await {
+            Ok(conversation) if self.current(generation) => {
+                self.set_messages(conversation.messages)
+            }
+            Ok(_) => {}
+            Err(error) => {
+                leptos::logging::warn!(
+                    "datban: could not refresh the conversation: {}",
+                    error.message
+                );
+            }
+        }
+    }
+
+    /// Loads conversation `id` (from the URL) and shows its messages.
+    pub fn load(self, id: String) {
+        self.loading.set(true);
+        self.conversation_id.set(Some(id.clone()));
+        let generation = self.generation.get_value();
+        leptos::task::spawn_local(async move {
+            let url = crate::api::conversation_url(&id);
+            let result = crate::client::get_json::<crate::api::Conversation>(&url).await;
+            if !self.current(generation) {
+                return;
+            }
+            match result {
+                Ok(conversation) => {
+                    self.set_messages(conversation.messages);
+                    if conversation.id != id {
+                        crate::client::replace_url(&conversation_path(&conversation.id));
+                    }
+                    self.conversation_id.set(Some(conversation.id));
+                }
+                Err(error) => {
+                    if error.status == Some(404) {
+                        // Not ours or gone: start afresh rather than post into it.
+                        self.conversation_id.set(None);
+                        crate::client::replace_url("/");
+                    }
+                    self.error.set(Some(format!(
+                        "Không tải được cuộc trò chuyện: {}",
+                        error.message
+                    )));
+                }
+            }
+            self.loading.set(false);
+        });
+    }
+}
+
+#[cfg(feature = "hydrate")]
+enum StreamFailure {
+    /// The server refused the request (or could not be reached); nothing of it was kept.
+    Rejected {
+        message: String,
+        status: Option<u16>,
+    },
+    /// The stream broke after it had started.
+    Interrupted(String),
+}
+
+/// `/?c=<id>`.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+pub fn conversation_path(id: &str) -> String {
+    format!("/?c={}", crate::api::encode_component(id))
+}

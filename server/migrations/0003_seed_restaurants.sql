@@ -1,0 +1,57 @@
+-- The restaurant catalogue: 48 places in the five cities we serve.
+-- search_text = city::words(name || ' ' || cuisine || ' ' || city): lower-case, accent-free
+-- (đ → d), punctuation turned into spaces, single spaces. The tests in
+-- src/tools/restaurants.rs recompute it and fail if a row disagrees.
+-- All places are in Vietnam (+07:00); the last seating is one hour before closing.
+-- A few small places (8–12 seats per slot) make the waiting list reachable.
+INSERT INTO restaurants
+    (id, name, city, address, cuisine, search_text, price_level, opens_at, closes_at, utc_offset, seats_per_slot)
+VALUES
+    ('hn-cha-ca-thang-long', 'Chả Cá Thăng Long', 'Hà Nội', '19-21-31 Đường Thành, Cửa Đông, Hoàn Kiếm', 'chả cá', 'cha ca thang long cha ca ha noi', 2, '10:00', '22:00', '+07:00', 40),
+    ('hn-bun-cha-huong-lien', 'Bún Chả Hương Liên', 'Hà Nội', '24 Lê Văn Hưu, Hai Bà Trưng', 'bún chả', 'bun cha huong lien bun cha ha noi', 1, '08:00', '20:30', '+07:00', 50),
+    ('hn-pho-gia-truyen-bat-dan', 'Phở Gia Truyền Bát Đàn', 'Hà Nội', '49 Bát Đàn, Cửa Đông, Hoàn Kiếm', 'phở', 'pho gia truyen bat dan pho ha noi', 1, '06:00', '10:30', '+07:00', 30),
+    ('hn-pho-thin-lo-duc', 'Phở Thìn Lò Đúc', 'Hà Nội', '13 Lò Đúc, Phạm Đình Hổ, Hai Bà Trưng', 'phở', 'pho thin lo duc pho ha noi', 1, '06:00', '21:00', '+07:00', 35),
+    ('hn-cha-ca-la-vong', 'Chả Cá Lã Vọng', 'Hà Nội', '14 Chả Cá, Hàng Đào, Hoàn Kiếm', 'chả cá', 'cha ca la vong cha ca ha noi', 3, '11:00', '21:00', '+07:00', 24),
+    ('hn-quan-an-ngon', 'Quán Ăn Ngon', 'Hà Nội', '18 Phan Bội Châu, Cửa Nam, Hoàn Kiếm', 'món Việt', 'quan an ngon mon viet ha noi', 2, '07:00', '22:00', '+07:00', 60),
+    ('hn-la-badiane', 'La Badiane', 'Hà Nội', '10 Nam Ngư, Cửa Nam, Hoàn Kiếm', 'Pháp', 'la badiane phap ha noi', 4, '17:00', '23:00', '+07:00', 28),
+    ('hn-uu-dam-chay', 'Uu Đàm Chay', 'Hà Nội', '34 Hàng Bài, Hàng Bài, Hoàn Kiếm', 'chay', 'uu dam chay chay ha noi', 3, '10:00', '22:00', '+07:00', 30),
+    ('hn-cafe-giang', 'Cà Phê Giảng', 'Hà Nội', '39 Nguyễn Hữu Huân, Lý Thái Tổ, Hoàn Kiếm', 'cà phê', 'ca phe giang ca phe ha noi', 1, '07:00', '22:00', '+07:00', 12),
+    ('hn-bun-dau-ngo-gach', 'Bún Đậu Ngõ Gạch', 'Hà Nội', '31 Ngõ Gạch, Hàng Buồm, Hoàn Kiếm', 'bún đậu mắm tôm', 'bun dau ngo gach bun dau mam tom ha noi', 1, '10:00', '21:00', '+07:00', 10),
+    ('hn-lau-nam-ashima', 'Lẩu Nấm Ashima', 'Hà Nội', '44 Tràng Thi, Hàng Bông, Hoàn Kiếm', 'lẩu', 'lau nam ashima lau ha noi', 3, '11:00', '22:30', '+07:00', 45),
+    ('hcm-com-tam-ba-ghien', 'Cơm Tấm Ba Ghiền', 'TP. Hồ Chí Minh', '84 Đặng Văn Ngữ, Phường 10, Phú Nhuận', 'cơm tấm', 'com tam ba ghien com tam tp ho chi minh', 1, '07:00', '21:00', '+07:00', 40),
+    ('hcm-pho-hoa-pasteur', 'Phở Hòa Pasteur', 'TP. Hồ Chí Minh', '260C Pasteur, Võ Thị Sáu, Quận 3', 'phở', 'pho hoa pasteur pho tp ho chi minh', 2, '06:00', '22:00', '+07:00', 60),
+    ('hcm-banh-xeo-46a', 'Bánh Xèo 46A', 'TP. Hồ Chí Minh', '46A Đinh Công Tráng, Tân Định, Quận 1', 'bánh xèo', 'banh xeo 46a banh xeo tp ho chi minh', 1, '10:00', '21:00', '+07:00', 36),
+    ('hcm-oc-dao', 'Ốc Đào', 'TP. Hồ Chí Minh', '212B/D38 Nguyễn Trãi, Nguyễn Cư Trinh, Quận 1', 'hải sản', 'oc dao hai san tp ho chi minh', 2, '10:00', '22:00', '+07:00', 20),
+    ('hcm-pizza-4ps-ben-thanh', 'Pizza 4P''s Bến Thành', 'TP. Hồ Chí Minh', '8 Thủ Khoa Huân, Bến Thành, Quận 1', 'Ý', 'pizza 4p s ben thanh y tp ho chi minh', 3, '10:00', '23:00', '+07:00', 48),
+    ('hcm-hum-vegetarian', 'Hum Vegetarian', 'TP. Hồ Chí Minh', '32 Võ Văn Tần, Võ Thị Sáu, Quận 3', 'chay', 'hum vegetarian chay tp ho chi minh', 3, '10:00', '22:00', '+07:00', 30),
+    ('hcm-sushi-ko', 'Sushi Ko', 'TP. Hồ Chí Minh', '122/37/15 Vĩnh Khánh, Phường 10, Quận 4', 'Nhật', 'sushi ko nhat tp ho chi minh', 2, '11:00', '22:00', '+07:00', 12),
+    ('hcm-lau-ca-keo-ba-huyen', 'Lẩu Cá Kèo Bà Huyện', 'TP. Hồ Chí Minh', '84 Bà Huyện Thanh Quan, Võ Thị Sáu, Quận 3', 'lẩu', 'lau ca keo ba huyen lau tp ho chi minh', 2, '16:00', '23:00', '+07:00', 40),
+    ('hcm-le-corto', 'Le Corto', 'TP. Hồ Chí Minh', '5D Nguyễn Siêu, Bến Nghé, Quận 1', 'Pháp', 'le corto phap tp ho chi minh', 4, '17:00', '23:00', '+07:00', 24),
+    ('hcm-nuong-ngoi-sai-gon', 'Nướng Ngói Sài Gòn', 'TP. Hồ Chí Minh', '95 Trần Quang Khải, Tân Định, Quận 1', 'nướng BBQ', 'nuong ngoi sai gon nuong bbq tp ho chi minh', 2, '17:00', '23:00', '+07:00', 50),
+    ('hcm-banh-mi-huynh-hoa', 'Bánh Mì Huỳnh Hoa', 'TP. Hồ Chí Minh', '26 Lê Thị Riêng, Bến Thành, Quận 1', 'bánh mì', 'banh mi huynh hoa banh mi tp ho chi minh', 1, '06:00', '14:00', '+07:00', 8),
+    ('dl-lau-ga-la-e-tao-ngo', 'Lẩu Gà Lá É Tao Ngộ', 'Đà Lạt', '5 Ba Tháng Tư, Phường 3', 'lẩu gà lá é', 'lau ga la e tao ngo lau ga la e da lat', 2, '10:00', '22:00', '+07:00', 50),
+    ('dl-banh-can-nha-chung', 'Bánh Căn Nhà Chung', 'Đà Lạt', '1 Nhà Chung, Phường 3', 'bánh căn', 'banh can nha chung banh can da lat', 1, '06:00', '14:00', '+07:00', 10),
+    ('dl-banh-trang-nuong-di-dinh', 'Bánh Tráng Nướng Dì Đinh', 'Đà Lạt', '26 Hoàng Diệu, Phường 5', 'bánh tráng nướng', 'banh trang nuong di dinh banh trang nuong da lat', 1, '14:00', '22:00', '+07:00', 20),
+    ('dl-an-cafe', 'An Cafe', 'Đà Lạt', '63 Bis Ba Tháng Hai, Phường 1', 'cà phê', 'an cafe ca phe da lat', 2, '07:00', '22:00', '+07:00', 30),
+    ('dl-le-rabelais', 'Le Rabelais', 'Đà Lạt', '2 Trần Phú, Phường 3', 'Pháp', 'le rabelais phap da lat', 4, '17:00', '23:00', '+07:00', 16),
+    ('dl-nem-nuong-ba-hung', 'Nem Nướng Bà Hùng', 'Đà Lạt', '254 Phan Đình Phùng, Phường 2', 'nem nướng', 'nem nuong ba hung nem nuong da lat', 1, '07:00', '20:00', '+07:00', 30),
+    ('dl-chay-hoa-sen', 'Nhà Hàng Chay Hoa Sen', 'Đà Lạt', '43 Phan Đình Phùng, Phường 1', 'chay', 'nha hang chay hoa sen chay da lat', 2, '10:00', '21:30', '+07:00', 24),
+    ('dl-quan-nuong-gio-lua', 'Quán Nướng Gió Lùa', 'Đà Lạt', '12 Hai Bà Trưng, Phường 6', 'nướng BBQ', 'quan nuong gio lua nuong bbq da lat', 2, '17:00', '23:00', '+07:00', 40),
+    ('dn-mi-quang-ba-mua', 'Mì Quảng Bà Mua', 'Đà Nẵng', '19-21 Trần Bình Trọng, Hải Châu', 'mì Quảng', 'mi quang ba mua mi quang da nang', 1, '06:00', '21:30', '+07:00', 60),
+    ('dn-banh-xeo-ba-duong', 'Bánh Xèo Bà Dưỡng', 'Đà Nẵng', 'K280/23 Hoàng Diệu, Bình Hiên, Hải Châu', 'bánh xèo', 'banh xeo ba duong banh xeo da nang', 1, '09:30', '21:30', '+07:00', 40),
+    ('dn-hai-san-be-man', 'Hải Sản Bé Mặn', 'Đà Nẵng', 'Lô 11 Võ Nguyên Giáp, Phước Mỹ, Sơn Trà', 'hải sản', 'hai san be man hai san da nang', 2, '10:00', '23:00', '+07:00', 60),
+    ('dn-bun-cha-ca-ba-lu', 'Bún Chả Cá Bà Lữ', 'Đà Nẵng', '319 Hùng Vương, Vĩnh Trung, Thanh Khê', 'bún chả cá', 'bun cha ca ba lu bun cha ca da nang', 1, '06:00', '14:00', '+07:00', 30),
+    ('dn-madame-lan', 'Madame Lân', 'Đà Nẵng', '4 Bạch Đằng, Thạch Thang, Hải Châu', 'món Việt', 'madame lan mon viet da nang', 2, '06:30', '22:00', '+07:00', 60),
+    ('dn-lau-bo-ong-tam', 'Lẩu Bò Ông Tám', 'Đà Nẵng', '88 Nguyễn Văn Linh, Nam Dương, Hải Châu', 'lẩu', 'lau bo ong tam lau da nang', 2, '16:00', '23:00', '+07:00', 36),
+    ('dn-la-maison-1888', 'La Maison 1888', 'Đà Nẵng', 'Bãi Bắc, Thọ Quang, Sơn Trà', 'Pháp', 'la maison 1888 phap da nang', 4, '18:00', '23:00', '+07:00', 12),
+    ('dn-kaizen-sushi', 'Kaizen Sushi', 'Đà Nẵng', '102 Phạm Văn Đồng, An Hải Bắc, Sơn Trà', 'Nhật', 'kaizen sushi nhat da nang', 3, '11:00', '22:00', '+07:00', 20),
+    ('dn-quan-chay-tam-an', 'Quán Chay Tâm An', 'Đà Nẵng', '44 Lê Đình Dương, Phước Ninh, Hải Châu', 'chay', 'quan chay tam an chay da nang', 1, '07:00', '21:00', '+07:00', 9),
+    ('hue-bun-bo-ba-tuyet', 'Bún Bò Huế Bà Tuyết', 'Huế', '47 Nguyễn Công Trứ, Phú Hội', 'bún bò Huế', 'bun bo hue ba tuyet bun bo hue hue', 1, '06:00', '14:00', '+07:00', 40),
+    ('hue-com-hen-ba-ca', 'Cơm Hến Bà Cả', 'Huế', '2 Trương Định, Vĩnh Ninh', 'cơm hến', 'com hen ba ca com hen hue', 1, '06:00', '14:00', '+07:00', 10),
+    ('hue-banh-khoai-hong-mai', 'Bánh Khoái Hồng Mai', 'Huế', '110 Đinh Tiên Hoàng, Thuận Thành', 'bánh khoái', 'banh khoai hong mai banh khoai hue', 1, '09:00', '21:00', '+07:00', 30),
+    ('hue-quan-hanh', 'Quán Hạnh', 'Huế', '11 Phó Đức Chính, Phú Hội', 'bánh Huế', 'quan hanh banh hue hue', 1, '10:00', '21:30', '+07:00', 50),
+    ('hue-tinh-gia-vien', 'Tịnh Gia Viên', 'Huế', '7/28 Lê Thánh Tôn, Thuận Thành', 'cung đình Huế', 'tinh gia vien cung dinh hue hue', 4, '11:00', '21:30', '+07:00', 16),
+    ('hue-lien-hoa-chay', 'Nhà Hàng Chay Liên Hoa', 'Huế', '3 Lê Quý Đôn, Phú Hội', 'chay', 'nha hang chay lien hoa chay hue', 1, '10:00', '21:00', '+07:00', 40),
+    ('hue-la-carambole', 'La Carambole', 'Huế', '19 Phạm Ngũ Lão, Phú Hội', 'Pháp', 'la carambole phap hue', 3, '17:00', '23:00', '+07:00', 24),
+    ('hue-hai-san-thuan-an', 'Hải Sản Thuận An', 'Huế', '12 Nguyễn Văn Tuyết, Thuận An', 'hải sản', 'hai san thuan an hai san hue', 2, '10:00', '22:00', '+07:00', 45),
+    ('hue-ca-phe-muoi', 'Cà Phê Muối Huế', 'Huế', '142 Nguyễn Lương Bằng, An Cựu', 'cà phê', 'ca phe muoi hue ca phe hue', 1, '06:30', '22:30', '+07:00', 20);

@@ -1,0 +1,102 @@
+//! Turns stored UI messages into the history a model reads.
+//!
+//! The UI message is the one source of truth: the model sees exactly the calls and
+//! results the person sees, with incomplete or still-pending calls left out.
+
+use serde_json::{json, Value};
+use shared::{
+    message::{CallOutcome, Message, MessagePart, Role},
+    tools::{ErrorCode, ToolError},
+};
+
+use crate::model::{ModelMessage, ProposedCall};
+
+/// The content of a tool result as the model reads it.
+pub fn result_content(outcome: &CallOutcome) -> Option<(String, bool)> {
+    let (value, is_error) = match outcome {
+        CallOutcome::Incomplete | CallOutcome::Pending => return None,
+        CallOutcome::Output(output) => {
+            let mut content = json!({"ok": true});
+            if let (Some(object), Some(fields)) = (content.as_object_mut(), output.as_object()) {
+                object.extend(fields.clone());
+            }
+            (content, false)
+        }
+        CallOutcome::Error(error) => (json!({"ok": false, "error": error}), true),
+        CallOutcome::Denied => {
+            let error = ToolError::new(
+                ErrorCode::Declined,
+                "The user declined this call, so nothing was done. Ask what they would like to change.",
+            );
+            (json!({"ok": false, "error": error}), true)
+        }
+    };
+    Some((value.to_string(), is_error))
+}
+
+#[derive(Default)]
+struct Turn {
+    text: String,
+    calls: Vec<ProposedCall>,
+    results: Vec<ModelMessage>,
+}
+
+impl Turn {
+    fn flush(&mut self, out: &mut Vec<ModelMessage>) {
+        let turn = std::mem::take(self);
+        if turn.text.is_empty() && turn.calls.is_empty() {
+            return;
+        }
+        out.push(ModelMessage::Assistant {
+            text: turn.text,
+            calls: turn.calls,
+        });
+        out.extend(turn.results);
+    }
+}
+
+/// The model's view of a conversation.
+pub fn to_model(messages: &[Message]) -> Vec<ModelMessage> {
+    let mut out = Vec::new();
+    for message in messages {
+        match message.role {
+            Some(Role::User) => out.push(ModelMessage::User {
+                text: message.text(),
+            }),
+            Some(Role::Assistant) | None => {
+                let mut turn = Turn::default();
+                for part in &message.parts {
+                    match part {
+                        MessagePart::StepStart => turn.flush(&mut out),
+                        MessagePart::Text { text, .. } => turn.text.push_str(text),
+                        MessagePart::Tool(tool) => {
+                            // A call without a result would be rejected by providers; the
+                            // only such calls are incomplete or still pending ones.
+                            let Some((content, is_error)) = result_content(&tool.outcome()) else {
+                                continue;
+                            };
+                            let arguments = match tool.input_json() {
+                                Some(Value::String(raw)) => raw,
+                                Some(value) => value.to_string(),
+                                None => "{}".to_owned(),
+                            };
+                            turn.calls.push(ProposedCall {
+                                id: tool.id().to_owned(),
+                                name: tool.tool_name().to_owned(),
+                                arguments,
+                            });
+                            turn.results.push(ModelMessage::ToolResult {
+                                call_id: tool.id().to_owned(),
+                                name: tool.tool_name().to_owned(),
+                                content,
+                                is_error,
+                            });
+                        }
+                    }
+                }
+                turn.flush(&mut out);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,110 @@
+//! Anonymous owners: every browser gets an id in a signed, HttpOnly cookie; conversations,
+//! pending calls and bookings belong to it.
+
+use axum::{
+    extract::{FromRef, Request, State},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use axum_extra::extract::cookie::{Cookie, Key, SameSite, SignedCookieJar};
+
+use crate::{store, AppState};
+
+const COOKIE: &str = "datban_owner";
+const SETTING: &str = "cookie_key";
+
+/// The owner of the current request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerId(pub String);
+
+impl FromRef<AppState> for Key {
+    fn from_ref(state: &AppState) -> Self {
+        state.cookie_key.clone()
+    }
+}
+
+/// Why no signing key could be had.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// `DATBAN_COOKIE_KEY` is set but unusable.
+    #[error("DATBAN_COOKIE_KEY must be at least 64 bytes written as hex")]
+    BadEnv,
+    /// The stored key could not be read or written.
+    #[error("cookie key in the database: {0}")]
+    Store(#[from] store::StoreError),
+}
+
+fn from_hex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            text.get(i..i + 2)
+                .and_then(|b| u8::from_str_radix(b, 16).ok())
+        })
+        .collect()
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The signing key: `DATBAN_COOKIE_KEY` (hex), else one generated on first start and kept
+/// in the database so cookies survive restarts and are shared by every server process.
+pub async fn load_key(db: &crate::db::Pool) -> Result<Key, KeyError> {
+    if let Ok(text) = std::env::var("DATBAN_COOKIE_KEY") {
+        let bytes = from_hex(text.trim())
+            .filter(|b| b.len() >= 64)
+            .ok_or(KeyError::BadEnv)?;
+        return Ok(Key::from(&bytes));
+    }
+    let fresh = to_hex(Key::generate().master());
+    let stored = store::setting_or_insert(db, SETTING, &fresh).await?;
+    match from_hex(&stored).filter(|b| b.len() >= 64) {
+        Some(bytes) => Ok(Key::from(&bytes)),
+        None => Err(KeyError::Store(store::StoreError::Corrupt {
+            id: SETTING.to_owned(),
+            reason: "not 64 bytes of hex".to_owned(),
+        })),
+    }
+}
+
+fn plausible(id: &str) -> bool {
+    id.len() <= 64
+        && id.starts_with("own_")
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Attaches an [`OwnerId`] to every request, issuing a new signed cookie when the request
+/// has none (or a forged one).
+pub async fn ensure_owner(
+    State(_state): State<AppState>,
+    jar: SignedCookieJar,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let known = jar
+        .get(COOKIE)
+        .map(|cookie| cookie.value().to_owned())
+        .filter(|id| plausible(id));
+    let (owner, issue) = match known {
+        Some(id) => (id, false),
+        None => (store::new_id("own"), true),
+    };
+    request.extensions_mut().insert(OwnerId(owner.clone()));
+    let response = next.run(request).await;
+    if !issue {
+        return response;
+    }
+    let secure = std::env::var("DATBAN_SECURE_COOKIES").is_ok_and(|v| v == "1");
+    let cookie = Cookie::build((COOKIE, owner))
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(secure)
+        .max_age(cookie::time::Duration::days(365))
+        .build();
+    (jar.add(cookie), response).into_response()
+}

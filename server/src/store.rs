@@ -1,0 +1,304 @@
+//! Conversations, messages, pending calls and settings in the database.
+//!
+//! Rows are data from outside the process: a message that no longer parses is an error
+//! value, never a panic.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use shared::message::{Message, Role};
+
+use crate::db::Pool;
+
+/// Why a store operation failed; details for the log only.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed.
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    /// A stored message is not valid JSON of a message.
+    #[error("stored message {id} is corrupt: {reason}")]
+    Corrupt {
+        /// The message id.
+        id: String,
+        /// What serde said.
+        reason: String,
+    },
+}
+
+fn timestamp(now: DateTime<Utc>) -> String {
+    now.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// A new random id with a readable prefix.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// A conversation's header row.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Conversation {
+    /// Its id.
+    pub id: String,
+    /// Whose it is.
+    pub owner_id: String,
+    /// Which assistant it talks to, fixed at creation.
+    pub assistant: String,
+}
+
+/// Creates a conversation for `owner_id`.
+pub async fn create_conversation(
+    db: &Pool,
+    owner_id: &str,
+    assistant: &str,
+    now: DateTime<Utc>,
+) -> Result<Conversation, StoreError> {
+    let id = new_id("conv");
+    let at = timestamp(now);
+    sqlx::query(
+        "INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(owner_id)
+    .bind(assistant)
+    .bind(&at)
+    .bind(&at)
+    .execute(db)
+    .await?;
+    Ok(Conversation {
+        id,
+        owner_id: owner_id.to_owned(),
+        assistant: assistant.to_owned(),
+    })
+}
+
+/// The conversation, if it exists and belongs to `owner_id` (another owner's looks absent).
+pub async fn find_conversation(
+    db: &Pool,
+    id: &str,
+    owner_id: &str,
+) -> Result<Option<Conversation>, StoreError> {
+    Ok(sqlx::query_as::<_, Conversation>(
+        "SELECT id, owner_id, assistant FROM conversations WHERE id = ? AND owner_id = ?",
+    )
+    .bind(id)
+    .bind(owner_id)
+    .fetch_optional(db)
+    .await?)
+}
+
+fn decode(id: String, body: &str) -> Result<Message, StoreError> {
+    serde_json::from_str(body).map_err(|e| StoreError::Corrupt {
+        id,
+        reason: e.to_string(),
+    })
+}
+
+/// All messages of a conversation, oldest first.
+pub async fn messages(db: &Pool, conversation_id: &str) -> Result<Vec<Message>, StoreError> {
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT id, body FROM messages WHERE conversation_id = ? ORDER BY seq")
+            .bind(conversation_id)
+            .fetch_all(db)
+            .await?;
+    rows.into_iter()
+        .map(|(id, body)| decode(id, &body))
+        .collect()
+}
+
+/// One message of a conversation.
+pub async fn message(
+    db: &Pool,
+    conversation_id: &str,
+    message_id: &str,
+) -> Result<Option<Message>, StoreError> {
+    let row: Option<(String, String)> =
+        sqlx::query_as("SELECT id, body FROM messages WHERE conversation_id = ? AND id = ?")
+            .bind(conversation_id)
+            .bind(message_id)
+            .fetch_optional(db)
+            .await?;
+    row.map(|(id, body)| decode(id, &body)).transpose()
+}
+
+fn encode(message: &Message) -> String {
+    // A Message is plain data (strings, numbers, JSON values): serialising cannot fail.
+    serde_json::to_string(message).unwrap_or_else(|_| "{}".to_owned())
+}
+
+/// Appends a message at the end of the conversation.
+pub async fn append_message(
+    db: &Pool,
+    conversation_id: &str,
+    message: &Message,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let role = match message.role {
+        Some(Role::User) => "user",
+        Some(Role::Assistant) | None => "assistant",
+    };
+    let at = timestamp(now);
+    let mut tx = db.begin().await?;
+    sqlx::query(
+        "INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+         VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?), ?, ?, ?)",
+    )
+    .bind(&message.id)
+    .bind(conversation_id)
+    .bind(conversation_id)
+    .bind(role)
+    .bind(encode(message))
+    .bind(&at)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("UPDATE conversations SET updated_at = ? WHERE id = ?")
+        .bind(&at)
+        .bind(conversation_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Replaces a stored message's content (its parts and status as the reducer left them).
+pub async fn save_message(
+    db: &Pool,
+    conversation_id: &str,
+    message: &Message,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE messages SET body = ? WHERE conversation_id = ? AND id = ?")
+        .bind(encode(message))
+        .bind(conversation_id)
+        .bind(&message.id)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// A side-effecting call waiting for its owner's decision.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct PendingCall {
+    /// The model's call id (also the idempotency key).
+    pub tool_call_id: String,
+    /// The conversation.
+    pub conversation_id: String,
+    /// Whose decision it is.
+    pub owner_id: String,
+    /// The assistant message holding the call's part.
+    pub message_id: String,
+    /// The tool.
+    pub tool_name: String,
+    /// The validated input, JSON text.
+    pub input: String,
+}
+
+/// Stores a pending call.
+pub async fn insert_pending(
+    db: &Pool,
+    call: &PendingCall,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO pending_calls (tool_call_id, conversation_id, owner_id, message_id, tool_name, input, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&call.tool_call_id)
+    .bind(&call.conversation_id)
+    .bind(&call.owner_id)
+    .bind(&call.message_id)
+    .bind(&call.tool_name)
+    .bind(&call.input)
+    .bind(timestamp(now))
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+// A macro, not a const: sqlx only accepts SQL it can see is static.
+macro_rules! pending_columns {
+    () => {
+        "tool_call_id, conversation_id, owner_id, message_id, tool_name, input"
+    };
+}
+
+/// Reads a pending call without taking it (to validate an edit before the atomic take).
+pub async fn peek_pending(
+    db: &Pool,
+    conversation_id: &str,
+    tool_call_id: &str,
+    owner_id: &str,
+) -> Result<Option<PendingCall>, StoreError> {
+    Ok(sqlx::query_as::<_, PendingCall>(concat!(
+        "SELECT ",
+        pending_columns!(),
+        " FROM pending_calls WHERE tool_call_id = ? AND conversation_id = ? AND owner_id = ?"
+    ))
+    .bind(tool_call_id)
+    .bind(conversation_id)
+    .bind(owner_id)
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Takes a pending call: reads and deletes it in one statement, so of any number of
+/// simultaneous decisions exactly one gets it.
+pub async fn take_pending(
+    db: &Pool,
+    conversation_id: &str,
+    tool_call_id: &str,
+    owner_id: &str,
+) -> Result<Option<PendingCall>, StoreError> {
+    Ok(sqlx::query_as::<_, PendingCall>(concat!(
+        "DELETE FROM pending_calls WHERE tool_call_id = ? AND conversation_id = ? AND owner_id = ? RETURNING ",
+        pending_columns!()
+    ))
+    .bind(tool_call_id)
+    .bind(conversation_id)
+    .bind(owner_id)
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Takes every pending call of a conversation (a new message declines them).
+pub async fn take_all_pending(
+    db: &Pool,
+    conversation_id: &str,
+    owner_id: &str,
+) -> Result<Vec<PendingCall>, StoreError> {
+    Ok(sqlx::query_as::<_, PendingCall>(concat!(
+        "DELETE FROM pending_calls WHERE conversation_id = ? AND owner_id = ? RETURNING ",
+        pending_columns!()
+    ))
+    .bind(conversation_id)
+    .bind(owner_id)
+    .fetch_all(db)
+    .await?)
+}
+
+/// How many calls of an assistant message still wait for a decision.
+pub async fn pending_count(db: &Pool, message_id: &str) -> Result<i64, StoreError> {
+    let (count,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM pending_calls WHERE message_id = ?")
+            .bind(message_id)
+            .fetch_one(db)
+            .await?;
+    Ok(count)
+}
+
+/// A server setting.
+pub async fn setting(db: &Pool, key: &str) -> Result<Option<String>, StoreError> {
+    let row: Option<(String,)> = sqlx::query_as("SELECT value FROM settings WHERE key = ?")
+        .bind(key)
+        .fetch_optional(db)
+        .await?;
+    Ok(row.map(|(value,)| value))
+}
+
+/// Stores a setting unless one is there already; returns the value in force (so that
+/// several processes starting together agree on one).
+pub async fn setting_or_insert(db: &Pool, key: &str, value: &str) -> Result<String, StoreError> {
+    sqlx::query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
+        .bind(key)
+        .bind(value)
+        .execute(db)
+        .await?;
+    Ok(setting(db, key).await?.unwrap_or_else(|| value.to_owned()))
+}

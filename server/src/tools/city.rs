@@ -1,0 +1,229 @@
+//! City names and accent-free text: what people type ("ha noi", "Saigon", "HCM") mapped to
+//! the five canonical names the catalogue uses, the folding that search relies on, and
+//! today's date in Vietnam.
+
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
+
+/// Vietnam's UTC offset in seconds (+07:00, no daylight saving): all five cities use it.
+pub const VIETNAM_UTC_OFFSET_SECS: i32 = 7 * 3600;
+
+/// The local date in Vietnam at `now`.
+pub fn vietnam_today(now: DateTime<Utc>) -> NaiveDate {
+    let naive = now.naive_utc();
+    naive
+        .checked_add_signed(TimeDelta::seconds(i64::from(VIETNAM_UTC_OFFSET_SECS)))
+        .unwrap_or(naive)
+        .date()
+}
+
+/// The five cities we serve, canonical names.
+pub const CITIES: [&str; 5] = ["Hà Nội", "TP. Hồ Chí Minh", "Đà Lạt", "Đà Nẵng", "Huế"];
+
+/// The canonical names joined for messages: "Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng, Huế".
+pub fn cities_list() -> String {
+    CITIES.join(", ")
+}
+
+/// Every lower-case Vietnamese letter with a diacritic, by the plain letter it folds to.
+const VIETNAMESE: [(char, &str); 7] = [
+    ('a', "àáảãạăằắẳẵặâầấẩẫậ"),
+    ('e', "èéẻẽẹêềếểễệ"),
+    ('i', "ìíỉĩị"),
+    ('o', "òóỏõọôồốổỗộơờớởỡợ"),
+    ('u', "ùúủũụưừứửữự"),
+    ('y', "ỳýỷỹỵ"),
+    ('d', "đ"),
+];
+
+/// The plain letter for one lower-case character (itself when it has no Vietnamese mark).
+fn plain(c: char) -> char {
+    VIETNAMESE
+        .iter()
+        .find(|(_, marked)| marked.contains(c))
+        .map_or(c, |(base, _)| *base)
+}
+
+/// Combining marks (decomposed input, e.g. text typed on macOS): grave, acute, tilde,
+/// hook above, dot below, breve, circumflex, horn… all live in U+0300–U+036F.
+fn is_combining_mark(c: char) -> bool {
+    ('\u{0300}'..='\u{036F}').contains(&c)
+}
+
+/// Lower-case, Vietnamese diacritics removed (đ→d), runs of whitespace folded to one space,
+/// trimmed. Punctuation is kept.
+pub fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_whitespace() {
+            pending_space = true;
+            continue;
+        }
+        if is_combining_mark(c) {
+            continue;
+        }
+        if pending_space && !out.is_empty() {
+            out.push(' ');
+        }
+        pending_space = false;
+        out.push(plain(c));
+    }
+    out
+}
+
+/// `fold`, then every character that is not a letter or digit becomes a word break:
+/// "TP. Hồ Chí Minh" → "tp ho chi minh", "Pizza 4P's" → "pizza 4p s".
+/// This is how `restaurants.search_text` is computed (from name, cuisine and city) and how
+/// a searched cuisine is compared with it.
+pub fn words(text: &str) -> String {
+    let folded: String = fold(text)
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect();
+    folded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Words that only say "city" / "country" around a city's name.
+const NOISE: [&str; 7] = ["tp", "thanh", "city", "vietnam", "vn", "province", "tinh"];
+
+/// Accent-free, space-free spellings of each city after the noise words are dropped.
+const ALIASES: [(&str, &[&str]); 5] = [
+    ("Hà Nội", &["hanoi", "hn", "hanoicity"]),
+    (
+        "TP. Hồ Chí Minh",
+        &[
+            "hochiminh",
+            "hcm",
+            "hcmc",
+            "tphcm",
+            "saigon",
+            "sg",
+            "sgn",
+            "hochiminhcity",
+        ],
+    ),
+    ("Đà Lạt", &["dalat", "lamdong"]),
+    ("Đà Nẵng", &["danang", "dn"]),
+    ("Huế", &["hue", "thuathienhue"]),
+];
+
+/// Maps what people type ("ha noi", "Hanoi", "HÀ NỘI", "saigon", "sài gòn", "hcm", "tp hcm",
+/// "ho chi minh city", "dalat", "danang", "hue", "Huế city"…) to a canonical name.
+pub fn canonical_city(input: &str) -> Option<&'static str> {
+    let all = words(input);
+    let tokens: Vec<&str> = all.split(' ').filter(|t| !t.is_empty()).collect();
+    // "thành phố" (city) is two words; "pho" alone is kept (it is never part of a name here).
+    let mut kept: Vec<&str> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i] == "thanh" && tokens.get(i + 1) == Some(&"pho") {
+            i += 2;
+            continue;
+        }
+        if tokens[i] == "viet" && tokens.get(i + 1) == Some(&"nam") {
+            i += 2;
+            continue;
+        }
+        if !NOISE.contains(&tokens[i]) {
+            kept.push(tokens[i]);
+        }
+        i += 1;
+    }
+    let compact = kept.concat();
+    let whole = tokens.concat();
+    ALIASES
+        .iter()
+        .find(|(_, spellings)| {
+            spellings
+                .iter()
+                .any(|s| *s == compact || *s == whole || Some(*s) == compact.strip_prefix("tp"))
+        })
+        .map(|(name, _)| *name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fold_removes_every_vietnamese_mark_in_both_cases() {
+        let marked = "àáảãạăằắẳẵặâầấẩẫậèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợùúủũụưừứửữựỳýỷỹỵđ";
+        let expected = "aaaaaaaaaaaaaaaaaeeeeeeeeeeeiiiiiooooooooooooooooouuuuuuuuuuuyyyyyd";
+        assert_eq!(fold(marked), expected);
+        assert_eq!(fold(&marked.to_uppercase()), expected);
+        assert_eq!(fold("ĐẶNG"), "dang");
+    }
+
+    #[test]
+    fn fold_lowercases_and_folds_whitespace() {
+        assert_eq!(fold("  Chả   Cá\tThăng\nLong  "), "cha ca thang long");
+        assert_eq!(fold("TP. Hồ Chí Minh"), "tp. ho chi minh");
+        assert_eq!(fold(""), "");
+        assert_eq!(fold("   "), "");
+    }
+
+    #[test]
+    fn fold_handles_decomposed_input() {
+        // "Hà Nội" with combining grave, circumflex and dot below.
+        let decomposed = "Ha\u{0300} No\u{0302}\u{0323}i";
+        assert_eq!(fold(decomposed), "ha noi");
+    }
+
+    #[test]
+    fn words_drop_punctuation() {
+        assert_eq!(words("TP. Hồ Chí Minh"), "tp ho chi minh");
+        assert_eq!(words("Pizza 4P's — Bến Thành"), "pizza 4p s ben thanh");
+    }
+
+    #[test]
+    fn vietnam_today_turns_at_local_midnight() {
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        let day = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+        assert_eq!(vietnam_today(at("2026-11-29T16:59:59Z")), day("2026-11-29"));
+        assert_eq!(vietnam_today(at("2026-11-29T17:00:00Z")), day("2026-11-30"));
+        assert_eq!(vietnam_today(at("2026-12-31T20:00:00Z")), day("2027-01-01"));
+    }
+
+    #[test]
+    fn canonical_names_map_to_themselves() {
+        for city in CITIES {
+            assert_eq!(canonical_city(city), Some(city), "{city}");
+        }
+    }
+
+    #[test]
+    fn what_people_type_maps_to_a_city() {
+        let cases = [
+            ("ha noi", "Hà Nội"),
+            ("Hanoi", "Hà Nội"),
+            ("HÀ NỘI", "Hà Nội"),
+            ("Hà Nội, Việt Nam", "Hà Nội"),
+            ("thành phố Hà Nội", "Hà Nội"),
+            ("saigon", "TP. Hồ Chí Minh"),
+            ("Sài Gòn", "TP. Hồ Chí Minh"),
+            ("hcm", "TP. Hồ Chí Minh"),
+            ("tp hcm", "TP. Hồ Chí Minh"),
+            ("TP.HCM", "TP. Hồ Chí Minh"),
+            ("tphcm", "TP. Hồ Chí Minh"),
+            ("ho chi minh city", "TP. Hồ Chí Minh"),
+            ("Thành phố Hồ Chí Minh", "TP. Hồ Chí Minh"),
+            ("dalat", "Đà Lạt"),
+            ("Da Lat", "Đà Lạt"),
+            ("danang", "Đà Nẵng"),
+            ("Da Nang city", "Đà Nẵng"),
+            ("hue", "Huế"),
+            ("Huế city", "Huế"),
+            ("  HUẾ  ", "Huế"),
+        ];
+        for (typed, city) in cases {
+            assert_eq!(canonical_city(typed), Some(city), "{typed:?}");
+        }
+    }
+
+    #[test]
+    fn other_places_are_not_cities_we_serve() {
+        for typed in ["Paris", "Nha Trang", "", "  ", "#fail", "ha", "city", "pho"] {
+            assert_eq!(canonical_city(typed), None, "{typed:?}");
+        }
+    }
+}

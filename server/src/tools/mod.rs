@@ -1,0 +1,74 @@
+//! Executors: one per tool, dispatched by an exhaustive `match` on the validated input.
+
+pub mod booking;
+pub mod city;
+pub mod restaurants;
+pub mod weather;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use shared::tools::{ErrorCode, ToolError, ToolInput};
+
+use crate::db::Pool;
+
+/// What an executor may know about the call it serves.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The database.
+    pub db: Pool,
+    /// Whose conversation this is.
+    pub owner_id: String,
+    /// The conversation.
+    pub conversation_id: String,
+    /// The call's id; the idempotency key of side effects.
+    pub call_id: String,
+    /// The moment the call is handled.
+    pub now: DateTime<Utc>,
+}
+
+/// How an executor failed.
+#[derive(Debug)]
+pub enum ExecError {
+    /// A failure the model and the person may see as it is (validation against data,
+    /// upstream unavailable…).
+    Tool(ToolError),
+    /// A failure of ours; the details go to the log only.
+    Internal(String),
+}
+
+impl From<sqlx::Error> for ExecError {
+    fn from(error: sqlx::Error) -> Self {
+        ExecError::Internal(format!("database: {error}"))
+    }
+}
+
+impl ExecError {
+    /// A validation failure found by looking at data (the restaurant is closed then…).
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ExecError::Tool(ToolError::new(ErrorCode::ValidationError, message))
+    }
+}
+
+fn to_json<T: Serialize>(output: T) -> Result<Value, ExecError> {
+    serde_json::to_value(output)
+        .map_err(|e| ExecError::Internal(format!("serialising output: {e}")))
+}
+
+/// Runs a validated call. Side-effecting tools are idempotent on `ctx.call_id`.
+pub async fn execute(input: &ToolInput, ctx: &ToolContext) -> Result<Value, ExecError> {
+    match input {
+        ToolInput::GetWeather(input) => to_json(weather::run(input, ctx).await?),
+        ToolInput::SearchRestaurants(input) => to_json(restaurants::run(input, ctx).await?),
+        ToolInput::CreateBooking(input) => to_json(booking::run(input, ctx).await?),
+    }
+}
+
+/// Checks against data that must pass before a call is offered for approval (so a person
+/// is never asked to confirm something that cannot happen). Read-only.
+pub async fn precheck(input: &ToolInput, ctx: &ToolContext) -> Result<(), ExecError> {
+    match input {
+        ToolInput::GetWeather(_) | ToolInput::SearchRestaurants(_) => Ok(()),
+        ToolInput::CreateBooking(input) => booking::precheck(input, ctx).await.map(drop),
+    }
+}

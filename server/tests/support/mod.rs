@@ -1,0 +1,227 @@
+//! `spawn_app()`: the whole server on a real socket with a temporary SQLite file, the
+//! offline model without delays and a pinned clock.
+
+#![allow(dead_code)]
+
+use std::{net::SocketAddr, path::PathBuf, sync::Arc};
+
+use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+use leptos::prelude::LeptosOptions;
+use serde_json::{json, Value};
+use server::{
+    agent::{AgentConfig, Clock},
+    db,
+    model::{offline::OfflineModel, SharedProvider},
+    AppState,
+};
+
+/// 10:00 in Việt Nam on 29 November 2026.
+pub fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 29, 3, 0, 0).unwrap()
+}
+
+pub fn local_now() -> DateTime<FixedOffset> {
+    now().with_timezone(&FixedOffset::east_opt(7 * 3600).unwrap())
+}
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub db_path: PathBuf,
+    pub pool: db::Pool,
+    pub client: reqwest::Client,
+    server: tokio::task::JoinHandle<()>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub events: Vec<Value>,
+    pub done: bool,
+    pub body: Value,
+    pub content_type: String,
+    pub stream_header: Option<String>,
+}
+
+impl Reply {
+    pub fn of_type(&self, kind: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == kind).collect()
+    }
+
+    pub fn status_of_run(&self) -> Option<String> {
+        self.of_type("finish")
+            .last()
+            .and_then(|e| e["messageMetadata"]["status"].as_str().map(str::to_owned))
+    }
+
+    pub fn text(&self) -> String {
+        self.of_type("text-delta")
+            .iter()
+            .filter_map(|e| e["delta"].as_str())
+            .collect()
+    }
+
+    pub fn conversation_id(&self) -> String {
+        self.events[0]["messageMetadata"]["conversationId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    pub fn call_id(&self, tool: &str) -> String {
+        self.of_type("tool-input-start")
+            .iter()
+            .find(|e| e["toolName"] == tool)
+            .and_then(|e| e["toolCallId"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(AgentConfig::default()).await
+}
+
+pub async fn spawn_app_with(config: AgentConfig) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.db");
+    let mut app = spawn_app_on(path, config).await;
+    app._dir = Some(dir);
+    app
+}
+
+/// A server over an existing database file (to test restarts).
+pub async fn spawn_app_on(db_path: PathBuf, config: AgentConfig) -> TestApp {
+    let pool = db::connect(&format!("sqlite://{}", db_path.display()))
+        .await
+        .unwrap();
+    let provider: SharedProvider =
+        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
+    let clock: Clock = Arc::new(now);
+    let state = AppState::new(
+        LeptosOptions::builder().output_name("datban").build(),
+        pool.clone(),
+        provider,
+        config,
+        clock,
+    )
+    .await
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, server::app(state)).await.unwrap();
+    });
+    TestApp {
+        addr,
+        db_path,
+        pool,
+        client: new_client(),
+        server,
+        _dir: None,
+    }
+}
+
+pub fn new_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .unwrap()
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub async fn post(&self, client: &reqwest::Client, path: &str, body: Value) -> Reply {
+        let response = client
+            .post(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        read_reply(response).await
+    }
+
+    pub async fn chat(&self, conversation: Option<&str>, text: &str) -> Reply {
+        let body = match conversation {
+            Some(id) => json!({"conversationId": id, "text": text}),
+            None => json!({"text": text}),
+        };
+        self.post(&self.client, "/api/chat", body).await
+    }
+
+    pub async fn decide(
+        &self,
+        conversation: &str,
+        call_id: &str,
+        approved: bool,
+        edited: Option<Value>,
+    ) -> Reply {
+        let mut body =
+            json!({"conversationId": conversation, "toolCallId": call_id, "approved": approved});
+        if let Some(edited) = edited {
+            body["editedInput"] = edited;
+        }
+        self.post(&self.client, "/api/approvals", body).await
+    }
+
+    pub async fn get_json(&self, path: &str) -> (u16, Value) {
+        let response = self.client.get(self.url(path)).send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn count(&self, sql: &'static str) -> i64 {
+        let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&self.pool).await.unwrap();
+        n
+    }
+}
+
+pub async fn read_reply(response: reqwest::Response) -> Reply {
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let stream_header = response
+        .headers()
+        .get("x-vercel-ai-ui-message-stream")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.unwrap();
+    let mut events = Vec::new();
+    let mut done = false;
+    let mut body = Value::Null;
+    if content_type.starts_with("text/event-stream") {
+        for block in text.split("\n\n") {
+            for line in block.lines() {
+                if let Some(data) = line.strip_prefix("data: ") {
+                    if data == "[DONE]" {
+                        done = true;
+                    } else {
+                        events.push(serde_json::from_str(data).unwrap());
+                    }
+                }
+            }
+        }
+    } else {
+        body = serde_json::from_str(&text).unwrap_or(Value::Null);
+    }
+    Reply {
+        status,
+        events,
+        done,
+        body,
+        content_type,
+        stream_header,
+    }
+}

@@ -202,3 +202,38 @@ pub fn replace_url(url: &str) {
         leptos::logging::warn!("datban: could not set the page URL to {url}");
     }
 }
+
+/// Whether the page is scrolled to (nearly) its end, so following new content is welcome.
+pub fn near_page_end() -> bool {
+    let Some(window) = web_sys::window() else {
+        return false;
+    };
+    let Some(root) = window
+        .document()
+        .and_then(|document| document.document_element())
+    else {
+        return false;
+    };
+    let viewport = window
+        .inner_height()
+        .ok()
+        .and_then(|height| height.as_f64())
+        .unwrap_or(0.0);
+    let scrolled = window.scroll_y().unwrap_or(0.0);
+    scrolled + viewport >= f64::from(root.scroll_height()) - 160.0
+}
+
+/// Scrolls to the end of the page once the current updates are drawn.
+pub fn scroll_to_page_end() {
+    leptos::prelude::request_animation_frame(|| {
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        if let Some(root) = window
+            .document()
+            .and_then(|document| document.document_element())
+        {
+            window.scroll_to_with_x_and_y(0.0, f64::from(root.scroll_height()));
+        }
+    });
+}

@@ -175,6 +175,7 @@ impl ChatState {
             text.clone(),
         ));
         self.streaming.set(true);
+        crate::client::scroll_to_page_end();
         let generation = self.generation.get_value();
         leptos::task::spawn_local(async move {
             let request = crate::api::ChatRequest {
@@ -370,6 +371,7 @@ impl ChatState {
             match result {
                 Ok(conversation) => {
                     self.set_messages(conversation.messages);
+                    crate::client::scroll_to_page_end();
                     if conversation.id != id {
                         crate::client::replace_url(&conversation_path(&conversation.id));
                     }

@@ -216,8 +216,10 @@ impl Message {
                 if self.tool_part(tool_call_id).is_some() {
                     return Applied::Ignored;
                 }
-                self.parts
-                    .push(MessagePart::Tool(ToolPart::start(tool_call_id, tool_name)));
+                self.parts.push(MessagePart::Tool(Box::new(ToolPart::start(
+                    tool_call_id,
+                    tool_name,
+                ))));
                 Applied::Yes
             }
             AgentEvent::ToolInputDelta {
@@ -285,8 +287,9 @@ impl Message {
 
     fn ensure_tool_part(&mut self, call_id: &str, tool_name: &str) {
         if self.tool_part(call_id).is_none() {
-            self.parts
-                .push(MessagePart::Tool(ToolPart::start(call_id, tool_name)));
+            self.parts.push(MessagePart::Tool(Box::new(ToolPart::start(
+                call_id, tool_name,
+            ))));
         }
     }
 

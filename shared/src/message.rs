@@ -108,14 +108,14 @@ impl Message {
     /// The tool part with this call id.
     pub fn tool_part(&self, call_id: &str) -> Option<&ToolPart> {
         self.parts.iter().find_map(|part| match part {
-            MessagePart::Tool(tool) if tool.id() == call_id => Some(tool),
+            MessagePart::Tool(tool) if tool.id() == call_id => Some(tool.as_ref()),
             _ => None,
         })
     }
 
     pub(crate) fn tool_part_mut(&mut self, call_id: &str) -> Option<&mut ToolPart> {
         self.parts.iter_mut().find_map(|part| match part {
-            MessagePart::Tool(tool) if tool.id() == call_id => Some(tool),
+            MessagePart::Tool(tool) if tool.id() == call_id => Some(tool.as_mut()),
             _ => None,
         })
     }
@@ -194,7 +194,7 @@ pub enum MessagePart {
         text: String,
     },
     /// A tool call and its state.
-    Tool(ToolPart),
+    Tool(Box<ToolPart>),
     /// The model started a new turn: splits a message into the turns the model history needs.
     StepStart,
 }

@@ -1280,7 +1280,8 @@ mod tests {
             "pieces do not matter"
         );
         let shown = shown[0].as_f64().unwrap();
-        assert!(shown > 9e63 && shown < 1e64, "{shown}");
+        // 64 nines round to 1e64 exactly when serde_json parses with float_roundtrip.
+        assert!(shown > 9e63 && shown <= 1e64, "{shown}");
         parser.push("]").unwrap();
         let expected: Value = serde_json::from_str(&format!("[{digits}]")).unwrap();
         assert_eq!(parser.value(), &expected);

@@ -18,7 +18,7 @@ pub fn render_part(part: MessagePart) -> AnyView {
     match part {
         MessagePart::Text { text, .. } if text.is_empty() => ().into_any(),
         MessagePart::Text { text, .. } => view! { <p class="bubble">{text}</p> }.into_any(),
-        MessagePart::Tool(tool) => render_tool(tool),
+        MessagePart::Tool(tool) => render_tool(*tool),
         // Marks a model turn for the model's history; nothing to show.
         MessagePart::StepStart => ().into_any(),
     }

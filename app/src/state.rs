@@ -318,9 +318,13 @@ impl ChatState {
                     .unwrap_or_else(|| self.push(Message::assistant(message_id.clone())).message),
             );
         }
+        let follow = crate::client::near_page_end();
         let message =
             target.get_or_insert_with(|| self.push(Message::assistant(String::new())).message);
         message.maybe_update(|message| message.apply(event) == shared::events::Applied::Yes);
+        if follow {
+            crate::client::scroll_to_page_end();
+        }
     }
 
     /// Whether some call waits for the person's decision.

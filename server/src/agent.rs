@@ -97,6 +97,9 @@ struct Run<'a> {
     conversation_id: String,
     message: Message,
     tx: EventSender,
+    /// The conversation's other messages, loaded once per run: only this run writes the
+    /// conversation while it holds the conversation's lock.
+    earlier: Option<Vec<Message>>,
 }
 
 impl Agent {
@@ -188,6 +191,7 @@ impl<'a> Run<'a> {
             conversation_id: conversation_id.to_owned(),
             message,
             tx,
+            earlier: None,
         }
     }
 
@@ -238,12 +242,36 @@ impl<'a> Run<'a> {
         }
     }
 
-    async fn history(&self) -> Result<Vec<crate::model::ModelMessage>, store::StoreError> {
-        let mut messages = store::messages(&self.agent.db, &self.conversation_id).await?;
-        // The stored copy of this message may be older than the one in memory.
-        messages.retain(|m| m.id != self.message.id);
+    async fn history(&mut self) -> Result<Vec<crate::model::ModelMessage>, store::StoreError> {
+        if self.earlier.is_none() {
+            let mut messages = store::messages(&self.agent.db, &self.conversation_id).await?;
+            messages.retain(|m| m.id != self.message.id);
+            self.earlier = Some(messages);
+        }
+        let mut messages = self.earlier.clone().unwrap_or_default();
         messages.push(self.message.clone());
         Ok(history::to_model(&messages))
+    }
+
+    /// A call id no part of this conversation has yet. Some local models number their calls
+    /// `call_0`, `call_1` in every turn; ids must be unique because they key approvals and
+    /// the idempotency of bookings.
+    fn unique_call_id(&self, proposed: &str) -> String {
+        let taken = |id: &str| {
+            self.message.tool_part(id).is_some()
+                || self
+                    .earlier
+                    .iter()
+                    .flatten()
+                    .any(|m| m.tool_part(id).is_some())
+        };
+        if !taken(proposed) {
+            return proposed.to_owned();
+        }
+        (2..)
+            .map(|n| format!("{proposed}~{n}"))
+            .find(|candidate| !taken(candidate))
+            .unwrap_or_else(|| store::new_id("call"))
     }
 
     async fn steps(&mut self) -> RunStatus {
@@ -300,6 +328,8 @@ impl<'a> Run<'a> {
         let mut stream = self.agent.provider.stream_turn(request);
         let mut text_open = false;
         let mut calls: Vec<Call> = Vec::new();
+        // The provider's ids, mapped to the ids we use (see `unique_call_id`).
+        let mut ids: Vec<(String, String)> = Vec::new();
         let mut finish: Option<FinishReason> = None;
         let mut failure: Option<String> = None;
         while let Some(item) = stream.next().await {
@@ -319,10 +349,15 @@ impl<'a> Run<'a> {
                         delta,
                     });
                 }
-                Ok(ModelEvent::ToolCallStart { id, name }) => {
-                    if id.is_empty() || calls.iter().any(|c| c.id == id) {
+                Ok(ModelEvent::ToolCallStart {
+                    id: provider_id,
+                    name,
+                }) => {
+                    if provider_id.is_empty() || ids.iter().any(|(p, _)| *p == provider_id) {
                         continue;
                     }
+                    let id = self.unique_call_id(&provider_id);
+                    ids.push((provider_id, id.clone()));
                     self.emit(AgentEvent::ToolInputStart {
                         tool_call_id: id.clone(),
                         tool_name: name.clone(),
@@ -334,6 +369,9 @@ impl<'a> Run<'a> {
                     });
                 }
                 Ok(ModelEvent::ToolCallDelta { id, delta }) => {
+                    let Some((_, id)) = ids.iter().find(|(p, _)| *p == id).cloned() else {
+                        continue;
+                    };
                     let Some(call) = calls.iter_mut().find(|c| c.id == id) else {
                         continue;
                     };

@@ -485,3 +485,32 @@ async fn bad_requests_get_clear_json_errors() {
     let (status, _) = app.get_json("/api/conversations/conv_nope").await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn the_same_model_call_ids_in_two_conversations_are_two_bookings() {
+    let app = spawn_app().await;
+    let (first, first_call) = pending_booking(&app).await;
+    let (second, second_call) = pending_booking(&app).await;
+    assert_ne!(first, second);
+    // The offline model numbers its calls per conversation, so the ids repeat.
+    assert_eq!(first_call, second_call);
+    let one = app.decide(&first, &first_call, true, None).await;
+    let two = app.decide(&second, &second_call, true, None).await;
+    assert_eq!(
+        one.of_type("tool-output-available").len(),
+        1,
+        "{:#?}",
+        one.events
+    );
+    assert_eq!(
+        two.of_type("tool-output-available").len(),
+        1,
+        "{:#?}",
+        two.events
+    );
+    assert_ne!(
+        one.of_type("tool-output-available")[0]["output"]["bookingId"],
+        two.of_type("tool-output-available")[0]["output"]["bookingId"]
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 2);
+}

@@ -48,10 +48,14 @@ pub fn run_playwright(ws: &Workspace, server: &Path) -> Result<(), Failure> {
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| Failure::new(format!("cannot create {}: {e}", data_dir.display())))?;
     let mut command = Command::new(server);
-    command.current_dir(&ws.root).env(
-        "DATABASE_URL",
-        format!("sqlite://{}", data_dir.join("e2e.db").display()),
-    );
+    command
+        .current_dir(&ws.root)
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", data_dir.join("e2e.db").display()),
+        )
+        // Still streamed token by token, just faster than a person needs to read it.
+        .env("DATBAN_OFFLINE_TOKEN_DELAY_MS", "2");
     site::server_env(&mut command, ws, &addr.to_string());
     let child = command
         .spawn()

@@ -244,7 +244,7 @@ fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
                 decide(true);
             }
         >
-            <p class="card-kicker">"Xác nhận đặt bàn"</p>
+            <p class="card-kicker">"Yêu cầu đặt bàn"</p>
             <p class="form-hint">
                 "Kiểm tra lại và sửa nếu cần. Chưa có bàn nào được đặt cho đến khi bạn xác nhận."
             </p>
@@ -317,7 +317,7 @@ fn decided_form(call_id: &str, input: &CreateBookingInput, approved: bool) -> An
     };
     view! {
         <form class="card booking-form locked" aria-label="Xác nhận đặt bàn" aria-busy=approved.to_string()>
-            <p class="card-kicker">"Xác nhận đặt bàn"</p>
+            <p class="card-kicker">"Yêu cầu đặt bàn"</p>
             <dl class="fields">
                 <div class="field-row">
                     <dt>"Nhà hàng"</dt>

@@ -82,7 +82,7 @@ pub async fn run(
     sqlx::query(
         "INSERT INTO bookings (id, owner_id, conversation_id, tool_call_id, restaurant_id, party_size, \
          starts_at, starts_at_utc, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (tool_call_id) DO NOTHING",
+         ON CONFLICT (conversation_id, tool_call_id) DO NOTHING",
     )
     .bind(&booking_id)
     .bind(&ctx.owner_id)
@@ -109,8 +109,10 @@ pub async fn run(
 
 async fn existing(ctx: &ToolContext) -> Result<Option<BookingRow>, ExecError> {
     Ok(sqlx::query_as::<_, BookingRow>(
-        "SELECT id, restaurant_id, party_size, starts_at, status FROM bookings WHERE tool_call_id = ?",
+        "SELECT id, restaurant_id, party_size, starts_at, status FROM bookings \
+         WHERE conversation_id = ? AND tool_call_id = ?",
     )
+    .bind(&ctx.conversation_id)
     .bind(&ctx.call_id)
     .fetch_optional(&ctx.db)
     .await?)

@@ -34,6 +34,17 @@ fn assert_well_formed(reply: &Reply) {
 async fn pending_booking(app: &TestApp) -> (String, String) {
     let search = app.chat(None, SEARCH).await;
     assert_well_formed(&search);
+    assert_eq!(
+        search.of_type("tool-input-available")[0]["input"],
+        json!({"city": "Hà Nội", "cuisine": "chả cá"})
+    );
+    let found = search.of_type("tool-output-available")[0]["output"]["restaurants"].clone();
+    let found = found.as_array().unwrap();
+    assert!(
+        found.iter().any(|r| r["id"] == "hn-cha-ca-thang-long"),
+        "{found:?}"
+    );
+    assert!(found.iter().all(|r| r["cuisine"] == "chả cá"), "{found:?}");
     let conversation = search.conversation_id();
     let booking = app.chat(Some(&conversation), BOOK_FULL).await;
     assert_well_formed(&booking);

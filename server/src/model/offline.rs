@@ -598,6 +598,25 @@ struct CuisineRule {
 }
 
 const CUISINES: &[CuisineRule] = &[
+    // Before "bún chả": "bún chả cá" is a fish dish, and "chả cá" is Hà Nội's fish dish.
+    CuisineRule {
+        vi: "chả cá",
+        en: "cha ca",
+        phrases: "chả cá|cha ca",
+        after_food_word: "",
+    },
+    CuisineRule {
+        vi: "bún đậu",
+        en: "bun dau",
+        phrases: "bún đậu|bun dau",
+        after_food_word: "",
+    },
+    CuisineRule {
+        vi: "mì Quảng",
+        en: "mi quang",
+        phrases: "mì quảng|mi quang",
+        after_food_word: "",
+    },
     CuisineRule {
         vi: "bún chả",
         en: "bun cha",
@@ -1258,9 +1277,9 @@ impl<'a> Planner<'a> {
             .unwrap_or_default();
         let text = match self.lang {
             Lang::Vi => {
-                format!("Tôi gửi yêu cầu đặt bàn tại {name}; bạn xác nhận trong biểu mẫu nhé.")
+                format!("Tôi chuẩn bị yêu cầu đặt bàn tại {name}…")
             }
-            Lang::En => format!("I'll request a table at {name}; please confirm it in the form."),
+            Lang::En => format!("Let me prepare a booking request for {name}…"),
         };
         Reply::call(text, CREATE_BOOKING, args.to_json())
     }
@@ -1586,9 +1605,9 @@ impl<'a> Planner<'a> {
         let name = &restaurant.name;
         let line = match self.lang {
             Lang::Vi => {
-                format!("Tôi gửi yêu cầu đặt bàn tại {name}; bạn xác nhận trong biểu mẫu nhé.")
+                format!("Tôi chuẩn bị yêu cầu đặt bàn tại {name}…")
             }
-            Lang::En => format!("I'll request a table at {name}; please confirm it in the form."),
+            Lang::En => format!("Let me prepare a booking request for {name}…"),
         };
         let call = Call {
             name: CREATE_BOOKING.to_owned(),
@@ -2227,7 +2246,7 @@ mod tests {
         );
         assert_eq!(
             turn.text,
-            "I'll request a table at Chả Cá Thăng Long; please confirm it in the form."
+            "Let me prepare a booking request for Chả Cá Thăng Long…"
         );
     }
 
@@ -2250,9 +2269,9 @@ mod tests {
         assert!(booking
             .text
             .starts_with("I found 2 restaurant(s):\n- Bún Chả Hương Liên"));
-        assert!(booking.text.ends_with(
-            "I'll request a table at Bún Chả Hương Liên; please confirm it in the form."
-        ));
+        assert!(booking
+            .text
+            .ends_with("Let me prepare a booking request for Bún Chả Hương Liên…"));
         assert_eq!(booking.only_call().id, "call_2_0");
         assert_eq!(
             arguments(booking.only_call()),

@@ -74,6 +74,56 @@ async fn conversation(agent: &Agent) -> usize {
     steps
 }
 
+async fn measure(label: &str, url: &str) {
+    let pool = db::connect(url).await.unwrap();
+    let now = Utc.with_ymd_and_hms(2026, 11, 29, 3, 0, 0).unwrap();
+    let clock: Clock = Arc::new(move || now);
+    let nanos = Arc::new(AtomicU64::new(0));
+    let provider = Timed {
+        inner: OfflineModel::new(Duration::ZERO)
+            .with_now(now.with_timezone(&FixedOffset::east_opt(7 * 3600).unwrap())),
+        nanos: nanos.clone(),
+    };
+    let agent = Agent {
+        db: pool,
+        provider: Arc::new(provider),
+        config: AgentConfig::default(),
+        clock,
+    };
+    // Warm up caches (validators, schemas, prepared statements, page cache).
+    for _ in 0..5 {
+        conversation(&agent).await;
+    }
+    nanos.store(0, Ordering::Relaxed);
+    let runs: usize = std::env::var("DATBAN_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let started = Instant::now();
+    let mut steps = 0;
+    for _ in 0..runs {
+        steps += conversation(&agent).await;
+    }
+    let total = started.elapsed();
+    let model = Duration::from_nanos(nanos.load(Ordering::Relaxed));
+    let per_step = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
+    println!("agent loop, offline model, {label}: {runs} conversations of 3 runs ({steps} steps)");
+    println!(
+        "  conversations per second: {:.1}",
+        runs as f64 / total.as_secs_f64()
+    );
+    println!(
+        "  agent runs per second:    {:.1}",
+        (runs * 3) as f64 / total.as_secs_f64()
+    );
+    println!("  per step, total:          {:.1} µs", per_step(total));
+    println!("  per step, model:          {:.1} µs", per_step(model));
+    println!(
+        "  per step, loop (everything but the model, SQL included): {:.1} µs",
+        per_step(total.saturating_sub(model))
+    );
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -81,45 +131,13 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let pool = db::connect(&format!("sqlite://{}", dir.path().join("bench.db").display()))
-            .await
-            .unwrap();
-        let now = Utc.with_ymd_and_hms(2026, 11, 29, 3, 0, 0).unwrap();
-        let clock: Clock = Arc::new(move || now);
-        let nanos = Arc::new(AtomicU64::new(0));
-        let provider = Timed {
-            inner: OfflineModel::new(Duration::ZERO)
-                .with_now(now.with_timezone(&FixedOffset::east_opt(7 * 3600).unwrap())),
-            nanos: nanos.clone(),
-        };
-        let agent = Agent {
-            db: pool,
-            provider: Arc::new(provider),
-            config: AgentConfig::default(),
-            clock,
-        };
-        // Warm up caches (validators, prepared statements, page cache).
-        for _ in 0..5 {
-            conversation(&agent).await;
-        }
-        nanos.store(0, Ordering::Relaxed);
-        let runs = 200;
-        let started = Instant::now();
-        let mut steps = 0;
-        for _ in 0..runs {
-            steps += conversation(&agent).await;
-        }
-        let total = started.elapsed();
-        let model = Duration::from_nanos(nanos.load(Ordering::Relaxed));
-        let per_step = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
-        println!("agent loop, offline model, SQLite file, {runs} conversations of 3 runs ({steps} steps)");
-        println!("  conversations per second: {:.1}", runs as f64 / total.as_secs_f64());
-        println!("  agent runs per second:    {:.1}", (runs * 3) as f64 / total.as_secs_f64());
-        println!("  per step, total:          {:.1} µs", per_step(total));
-        println!("  per step, model:          {:.1} µs", per_step(model));
-        println!(
-            "  per step, loop (all but the model, incl. SQLite writes): {:.1} µs",
-            per_step(total.saturating_sub(model))
-        );
+        let file = format!("sqlite://{}", dir.path().join("bench.db").display());
+        measure("SQLite file (WAL)", &file).await;
+        // The same SQL without the file system, to tell the loop's cost from disk writes.
+        measure(
+            "SQLite in memory",
+            "sqlite:file:datban-bench?mode=memory&cache=shared",
+        )
+        .await;
     });
 }

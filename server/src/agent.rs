@@ -165,15 +165,21 @@ impl Agent {
         run.finish(status).await
     }
 
+    /// The tools as offered to the model; generated once, since schemas never change.
     fn tool_specs() -> Vec<ToolSpec> {
-        ToolName::ALL
-            .into_iter()
-            .map(|tool| ToolSpec {
-                name: tool.as_str().to_owned(),
-                description: tool.definition().description.to_owned(),
-                parameters: tool.input_schema(),
+        static SPECS: std::sync::OnceLock<Vec<ToolSpec>> = std::sync::OnceLock::new();
+        SPECS
+            .get_or_init(|| {
+                ToolName::ALL
+                    .into_iter()
+                    .map(|tool| ToolSpec {
+                        name: tool.as_str().to_owned(),
+                        description: tool.definition().description.to_owned(),
+                        parameters: tool.input_schema(),
+                    })
+                    .collect()
             })
-            .collect()
+            .clone()
     }
 }
 
@@ -248,9 +254,10 @@ impl<'a> Run<'a> {
             messages.retain(|m| m.id != self.message.id);
             self.earlier = Some(messages);
         }
-        let mut messages = self.earlier.clone().unwrap_or_default();
-        messages.push(self.message.clone());
-        Ok(history::to_model(&messages))
+        let earlier = self.earlier.iter().flatten();
+        Ok(history::to_model(
+            earlier.chain(std::iter::once(&self.message)),
+        ))
     }
 
     /// A call id no part of this conversation has yet. Some local models number their calls

@@ -56,7 +56,7 @@ impl Turn {
 }
 
 /// The model's view of a conversation.
-pub fn to_model(messages: &[Message]) -> Vec<ModelMessage> {
+pub fn to_model<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<ModelMessage> {
     let mut out = Vec::new();
     for message in messages {
         match message.role {

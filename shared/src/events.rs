@@ -495,6 +495,28 @@ mod tests {
     }
 
     #[test]
+    fn a_booking_result_without_approval_is_never_shown() {
+        let mut message = run(&[
+            input_start("b1", "createBooking"),
+            AgentEvent::ToolInputAvailable {
+                tool_call_id: "b1".into(),
+                tool_name: "createBooking".into(),
+                input: booking_input(),
+            },
+        ]);
+        let skipped = message.apply(&AgentEvent::ToolOutputAvailable {
+            tool_call_id: "b1".into(),
+            output: json!({"bookingId": "BK-1", "status": "confirmed", "restaurantId": "hn-1",
+                "restaurantName": "X", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}),
+        });
+        assert_eq!(skipped, Applied::Ignored);
+        assert_eq!(
+            message.tool_part("b1").unwrap().state_name(),
+            "input-available"
+        );
+    }
+
+    #[test]
     fn decline_ends_denied_and_never_output() {
         let mut message = run(&[
             input_start("b1", "createBooking"),
@@ -603,6 +625,165 @@ mod tests {
                 other => panic!("unexpected state {other:?}"),
             },
             other => panic!("unexpected part {other:?}"),
+        }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod proptests {
+    use super::*;
+    use crate::{
+        message::{ToolPart, ToolState},
+        tools::ErrorCode,
+    };
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    const IDS: [&str; 3] = ["a", "b", "c"];
+    const TOOLS: [&str; 4] = ["getWeather", "searchRestaurants", "createBooking", "nope"];
+
+    fn id() -> impl Strategy<Value = String> {
+        prop::sample::select(&IDS[..]).prop_map(str::to_owned)
+    }
+
+    fn input() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!({"city": "Huế", "days": 2})),
+            Just(json!({"city": "Huế"})),
+            Just(
+                json!({"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"})
+            ),
+            Just(json!({})),
+            Just(json!("not json")),
+        ]
+    }
+
+    fn output() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!({"city": "Huế", "days": []})),
+            Just(json!({"restaurants": []})),
+            Just(
+                json!({"bookingId": "BK-1", "status": "confirmed", "restaurantId": "hn-1",
+                "restaurantName": "X", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"})
+            ),
+            Just(json!(null)),
+        ]
+    }
+
+    fn event() -> impl Strategy<Value = AgentEvent> {
+        let error = ToolError::new(ErrorCode::ValidationError, "bad");
+        prop_oneof![
+            Just(AgentEvent::StartStep),
+            Just(AgentEvent::FinishStep),
+            (id(), "[a-zé{}\":, ]{0,6}")
+                .prop_map(|(id, delta)| AgentEvent::TextDelta { id, delta }),
+            (id(), prop::sample::select(&TOOLS[..])).prop_map(|(id, tool)| {
+                AgentEvent::ToolInputStart {
+                    tool_call_id: id,
+                    tool_name: tool.to_owned(),
+                }
+            }),
+            (id(), "[a-z{}\":,0-9 ]{0,6}").prop_map(|(id, delta)| AgentEvent::ToolInputDelta {
+                tool_call_id: id,
+                input_text_delta: delta
+            }),
+            (id(), prop::sample::select(&TOOLS[..]), input()).prop_map(|(id, tool, input)| {
+                AgentEvent::ToolInputAvailable {
+                    tool_call_id: id,
+                    tool_name: tool.to_owned(),
+                    input,
+                }
+            }),
+            (id(), prop::sample::select(&TOOLS[..]), input()).prop_map(move |(id, tool, input)| {
+                AgentEvent::ToolInputError {
+                    tool_call_id: id,
+                    tool_name: tool.to_owned(),
+                    input,
+                    error_text: "bad".into(),
+                    error: ToolError::new(ErrorCode::ValidationError, "bad"),
+                }
+            }),
+            id().prop_map(|id| AgentEvent::ToolApprovalRequest {
+                approval_id: id.clone(),
+                tool_call_id: id
+            }),
+            (id(), any::<bool>(), prop::option::of(input())).prop_map(|(id, approved, input)| {
+                AgentEvent::ToolApprovalResponse {
+                    tool_call_id: id,
+                    approved,
+                    input,
+                }
+            }),
+            (id(), output()).prop_map(|(id, output)| AgentEvent::ToolOutputAvailable {
+                tool_call_id: id,
+                output
+            }),
+            id().prop_map(move |id| AgentEvent::ToolOutputError {
+                tool_call_id: id,
+                error_text: "bad".into(),
+                error: error.clone(),
+            }),
+            id().prop_map(|id| AgentEvent::ToolOutputDenied { tool_call_id: id }),
+            Just(AgentEvent::Finish {
+                message_metadata: MessageMetadata::default()
+            }),
+        ]
+    }
+
+    fn tool_states(message: &Message) -> Vec<(String, &'static str)> {
+        message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                MessagePart::Tool(tool) => Some((tool.id().to_owned(), tool.state_name())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Any sequence leaves a well-formed message: one part per call id, final states
+        /// stay final, it survives a JSON round trip, and a booking receipt exists only
+        /// after the person approved that very call.
+        #[test]
+        fn any_event_sequence_leaves_a_well_formed_message(events in prop::collection::vec(event(), 0..40)) {
+            let mut message = Message::assistant("m");
+            let mut approved: Vec<String> = Vec::new();
+            for event in &events {
+                let before = tool_states(&message);
+                if let AgentEvent::ToolApprovalResponse { tool_call_id, approved: true, .. } = event {
+                    if message.tool_part(tool_call_id).map(ToolPart::state_name) == Some("approval-requested") {
+                        approved.push(tool_call_id.clone());
+                    }
+                }
+                message.apply(event);
+                let after = tool_states(&message);
+                let mut ids: Vec<&String> = after.iter().map(|(id, _)| id).collect();
+                ids.sort();
+                ids.dedup();
+                prop_assert_eq!(ids.len(), after.len(), "one part per call id");
+                for (id, state) in &before {
+                    let final_before = matches!(*state, "output-available" | "output-error" | "output-denied");
+                    let now = after.iter().find(|(i, _)| i == id).map(|(_, s)| *s);
+                    if final_before {
+                        prop_assert_eq!(now, Some(*state), "a final state never changes");
+                    }
+                }
+            }
+            for part in &message.parts {
+                if let MessagePart::Tool(tool) = part {
+                    if let ToolPart::CreateBooking(call) = tool.as_ref() {
+                        if let ToolState::OutputAvailable { .. } = call.state {
+                            prop_assert!(approved.contains(&call.id), "receipt without approval");
+                        }
+                    }
+                }
+            }
+            let json = serde_json::to_string(&message).unwrap();
+            let back: Message = serde_json::from_str(&json).unwrap();
+            prop_assert_eq!(back, message);
         }
     }
 }

@@ -547,7 +547,11 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
 
     fn output_available(&mut self, output: Value) -> bool {
         let input = match &self.state {
-            ToolState::InputAvailable { input } => input.clone(),
+            // A tool that needs approval has no result without it: no receipt can appear
+            // for a booking the person never confirmed, whatever the stream says.
+            ToolState::InputAvailable { input } if !T::DEFINITION.requires_approval => {
+                input.clone()
+            }
             ToolState::ApprovalResponded {
                 input,
                 approved: true,

@@ -382,3 +382,63 @@ mod tests {
         assert!(!booking.to_string().contains("$ref"));
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod proptests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn ctx() -> ValidationContext {
+        ValidationContext {
+            now: Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap(),
+        }
+    }
+
+    fn any_json() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            (-1e6f64..1e6).prop_map(|n| json!(n)),
+            "\\PC{0,8}".prop_map(Value::String),
+            Just(json!([])),
+            Just(json!({})),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// A party size is accepted exactly when it is an integer from 1 to 20; anything
+        /// else is rejected with an issue naming `partySize`.
+        #[test]
+        fn party_size_is_accepted_exactly_when_valid(size in any_json()) {
+            let raw = json!({"restaurantId": "hn-1", "partySize": size, "startsAt": "2026-12-24T19:00:00+07:00"});
+            let valid = size.as_i64().is_some_and(|n| (1..=20).contains(&n)) && !size.is_f64();
+            match validate_arguments(ToolName::CreateBooking, &raw.to_string(), &ctx()) {
+                Ok(ToolInput::CreateBooking(input)) => {
+                    prop_assert!(valid, "accepted {size}");
+                    prop_assert_eq!(Some(i64::from(input.party_size)), size.as_i64());
+                }
+                Ok(other) => prop_assert!(false, "wrong tool {other:?}"),
+                Err(error) => {
+                    prop_assert!(!valid, "rejected {size}: {error}");
+                    prop_assert!(error.issues.iter().all(|i| i.path == "partySize"), "{error}");
+                }
+            }
+        }
+
+        /// Arbitrary text never panics the validator and a rejection always says something.
+        #[test]
+        fn any_text_is_accepted_or_explained(raw in "\\PC{0,80}") {
+            for tool in ToolName::ALL {
+                if let Err(error) = validate_arguments(tool, &raw, &ctx()) {
+                    prop_assert!(!error.issues.is_empty());
+                    prop_assert!(error.issues.iter().all(|i| !i.message.is_empty()));
+                }
+            }
+        }
+    }
+}

@@ -1,27 +1,12 @@
 //! `GET /healthz` through the whole router, without a socket.
 
+mod support;
+
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;
-use leptos::prelude::LeptosOptions;
-use server::{
-    agent::{system_clock, AgentConfig},
-    app, db,
-    model::offline::OfflineModel,
-    AppState,
-};
+use server::{app, db, AppState};
+use support::test_state;
 use tower::ServiceExt;
-
-async fn test_state(pool: db::Pool) -> AppState {
-    AppState::new(
-        LeptosOptions::builder().output_name("datban").build(),
-        pool,
-        std::sync::Arc::new(OfflineModel::new(std::time::Duration::ZERO)),
-        AgentConfig::default(),
-        system_clock(),
-    )
-    .await
-    .unwrap()
-}
 
 async fn state(dir: &tempfile::TempDir) -> AppState {
     let url = format!("sqlite://{}", dir.path().join("test.db").display());

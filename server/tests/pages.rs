@@ -1,27 +1,12 @@
 //! Server-side rendering of the chat page, without a socket.
 
+mod support;
+
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;
-use leptos::prelude::LeptosOptions;
-use server::{
-    agent::{system_clock, AgentConfig},
-    app, db,
-    model::offline::OfflineModel,
-    AppState,
-};
+use server::{app, db};
+use support::test_state;
 use tower::ServiceExt;
-
-async fn test_state(pool: db::Pool) -> AppState {
-    AppState::new(
-        LeptosOptions::builder().output_name("datban").build(),
-        pool,
-        std::sync::Arc::new(OfflineModel::new(std::time::Duration::ZERO)),
-        AgentConfig::default(),
-        system_clock(),
-    )
-    .await
-    .unwrap()
-}
 
 async fn get_html(uri: &str) -> (u16, String) {
     let dir = tempfile::tempdir().unwrap();

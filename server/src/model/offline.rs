@@ -15,6 +15,7 @@
 //! - [`TRIGGER_BAD_ARGS`]: the same ill-typed createBooking call every turn, until the
 //!   tool-error bound ends the run.
 
+use crate::tools::city::fold;
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Datelike, Days, FixedOffset, NaiveDate, NaiveTime, Utc};
@@ -275,31 +276,6 @@ struct Utterance {
 
 const VIETNAMESE_LETTERS: &str =
     "àáảãạăằắẳẵặâầấẩẫậèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợùúủũụưừứửữựỳýỷỹỵđ";
-
-fn fold_char(c: char) -> char {
-    const GROUPS: [(char, &str); 7] = [
-        ('a', "àáảãạăằắẳẵặâầấẩẫậ"),
-        ('e', "èéẻẽẹêềếểễệ"),
-        ('i', "ìíỉĩị"),
-        ('o', "òóỏõọôồốổỗộơờớởỡợ"),
-        ('u', "ùúủũụưừứửữự"),
-        ('y', "ỳýỷỹỵ"),
-        ('d', "đ"),
-    ];
-    GROUPS
-        .iter()
-        .find(|(_, variants)| variants.contains(c))
-        .map_or(c, |(base, _)| *base)
-}
-
-/// Lowercase without diacritics; combining marks are dropped so decomposed input folds too.
-fn fold(text: &str) -> String {
-    text.to_lowercase()
-        .chars()
-        .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
-        .map(fold_char)
-        .collect()
-}
 
 fn is_separator(c: char) -> bool {
     c.is_whitespace() || ",;!?()[]{}\"“”‘’…*.".contains(c)

@@ -83,6 +83,19 @@ impl Reply {
     }
 }
 
+/// State for router tests without a socket (`oneshot`).
+pub async fn test_state(pool: db::Pool) -> AppState {
+    AppState::new(
+        LeptosOptions::builder().output_name("datban").build(),
+        pool,
+        Arc::new(OfflineModel::new(std::time::Duration::ZERO)),
+        AgentConfig::default(),
+        Arc::new(now),
+    )
+    .await
+    .unwrap()
+}
+
 pub async fn spawn_app() -> TestApp {
     spawn_app_with(AgentConfig::default()).await
 }

@@ -146,7 +146,6 @@ fn test(args: &[String]) -> Result<(), Failure> {
     cmd::step("cargo test --workspace");
     cmd::run(cmd::cargo(&ws).args(["test", "--workspace"]))?;
 
-    // The site build compiles std for wasm32; the wasm tests below reuse it.
     site::build_site(&ws, &tools)?;
     cmd::step("shared tests on wasm32 (wasm-bindgen-test-runner, Node.js)");
     site::test_shared_on_wasm(&ws, &tools)?;

@@ -151,11 +151,11 @@ pub fn server_env(command: &mut Command, ws: &Workspace, addr: &str) {
 
 /// Runs `shared`'s unit tests compiled for wasm32, under Node.js.
 pub fn test_shared_on_wasm(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
-    // The same profile and flags as the hydrate build, so std for wasm32 is built once.
+    // The ordinary test profile: the size-optimised one sets panic=abort, which tests
+    // ignore, and with build-std that links two copies of alloc.
     let mut cargo = cmd::cargo(ws);
     cargo
         .args(["test", "--package", "shared", "--target", WASM_TARGET])
-        .args(["--profile", WASM_PROFILE])
         .args(tools.wasm.cargo_args())
         .env(
             "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",

@@ -197,7 +197,15 @@ impl Setup {
                 return Ok(WasmToolchain::Rustup);
             }
         }
-        println!("set-up: rustup cannot add wasm32 here; using Debian's rustc-web with build-std");
+        if force_debian {
+            println!(
+                "set-up: DATBAN_WASM_TOOLCHAIN=debian-web: using Debian's rustc-web with build-std"
+            );
+        } else {
+            println!(
+                "set-up: rustup cannot add wasm32 here; using Debian's rustc-web with build-std"
+            );
+        }
         self.ensure_debian_toolchain("building the wasm32 client")?;
         Ok(WasmToolchain::DebianWeb)
     }

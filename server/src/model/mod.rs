@@ -3,6 +3,7 @@
 //! A provider only *proposes*: text and tool calls (id, name, argument text). It never
 //! runs anything; the agent loop validates and executes.
 
+pub mod http;
 pub mod offline;
 
 use std::{pin::Pin, sync::Arc};

@@ -238,3 +238,4 @@ pub async fn read_reply(response: reqwest::Response) -> Reply {
         stream_header,
     }
 }
+pub mod fake_provider;

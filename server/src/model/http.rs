@@ -1,0 +1,127 @@
+//! HTTP and SSE plumbing shared by the provider adapters: timeouts, retries before the
+//! first byte, and server-sent events decoded by `eventsource-stream`.
+
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures::{Stream, StreamExt};
+use reqwest::{RequestBuilder, Response, StatusCode};
+
+use super::ProviderError;
+
+/// Timeouts and retry policy of provider requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// Longest silence between two pieces of a streamed answer.
+    pub read_timeout: Duration,
+    /// Extra attempts after a connection error, 429 or 5xx (before anything streamed).
+    pub max_retries: u32,
+    /// First backoff; doubled on each retry (a `retry-after` header wins, capped at 30 s).
+    pub backoff: Duration,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(60),
+            max_retries: 2,
+            backoff: Duration::from_millis(500),
+        }
+    }
+}
+
+/// A client for provider requests.
+pub fn client(settings: &HttpSettings) -> Result<reqwest::Client, ProviderError> {
+    // rustls needs a process-wide crypto provider; a second install is a harmless no-op.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(settings.connect_timeout)
+        .read_timeout(settings.read_timeout)
+        .build()
+        .map_err(|e| ProviderError {
+            message: format!("cannot build the HTTP client: {e}"),
+        })
+}
+
+fn retryable(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+}
+
+fn retry_after(response: &Response) -> Option<Duration> {
+    let seconds: u64 = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds.min(30)))
+}
+
+/// Sends a request, retrying connection errors, 429 and 5xx answers with backoff. Nothing
+/// has streamed yet when a retry happens, so a retry can never duplicate output. A final
+/// failure carries the status and the start of the body, for the log only.
+pub async fn send(
+    make: impl Fn() -> RequestBuilder,
+    settings: &HttpSettings,
+) -> Result<Response, ProviderError> {
+    let mut delay = settings.backoff;
+    let mut attempt = 0;
+    loop {
+        let outcome = make().send().await;
+        let wait = match outcome {
+            Ok(response) if response.status().is_success() => return Ok(response),
+            Ok(response) if retryable(response.status()) && attempt < settings.max_retries => {
+                let wait = retry_after(&response).unwrap_or(delay);
+                tracing::warn!(status = %response.status(), attempt, "provider busy; retrying");
+                wait
+            }
+            Ok(response) => {
+                let status = response.status();
+                let body = response.text().await.unwrap_or_default();
+                let body: String = body.chars().take(2000).collect();
+                return Err(ProviderError {
+                    message: format!("provider answered {status}: {body}"),
+                });
+            }
+            Err(error) if (error.is_connect() || error.is_timeout()) && attempt < settings.max_retries => {
+                tracing::warn!(%error, attempt, "provider unreachable; retrying");
+                delay
+            }
+            Err(error) => {
+                return Err(ProviderError {
+                    message: format!("provider request failed: {error}"),
+                })
+            }
+        };
+        tokio::time::sleep(wait).await;
+        delay = delay.saturating_mul(2);
+        attempt += 1;
+    }
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field (`"message"` when absent).
+    pub event: String,
+    /// The `data:` field.
+    pub data: String,
+}
+
+/// The events of a streamed response body.
+pub fn events(response: Response) -> impl Stream<Item = Result<SseEvent, ProviderError>> + Send {
+    response.bytes_stream().eventsource().map(|item| match item {
+        Ok(event) => Ok(SseEvent {
+            event: event.event,
+            data: event.data,
+        }),
+        Err(error) => Err(ProviderError {
+            message: format!("provider stream broke: {error}"),
+        }),
+    })
+}

@@ -1,0 +1,170 @@
+//! A fake model provider on a real local socket, speaking the providers' exact SSE wire
+//! formats from recorded streams, recording every request body it receives.
+
+#![allow(dead_code)]
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+};
+
+use axum::{
+    body::Body,
+    extract::State,
+    http::{HeaderMap, StatusCode},
+    response::Response,
+    Router,
+};
+use serde_json::Value;
+
+/// How a recorded stream is framed on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// OpenAI Chat Completions: `data: {json}` lines, then `data: [DONE]`.
+    ChatCompletions,
+    /// Anthropic Messages and OpenAI Responses: `event: <type>` before each `data:` line.
+    NamedEvents,
+}
+
+/// What the fake answers to one request.
+#[derive(Debug, Clone)]
+pub enum Script {
+    /// Streams these provider events (one JSON text each); `cut_after` stops the body
+    /// after that many events, as a dropped connection would.
+    Stream {
+        events: Vec<String>,
+        wire: Wire,
+        cut_after: Option<usize>,
+    },
+    /// Answers with a status and a body (an error).
+    Status { status: u16, body: String, retry_after: Option<u64> },
+}
+
+/// One request the fake received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+#[derive(Clone)]
+struct Shared {
+    scripts: Arc<Mutex<Vec<Script>>>,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+pub struct FakeProvider {
+    pub addr: SocketAddr,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    handle: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeProvider {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}
+
+impl FakeProvider {
+    /// The base URL to configure an adapter with (e.g. `http://127.0.0.1:PORT/v1`).
+    pub fn base_url(&self, prefix: &str) -> String {
+        format!("http://{}{prefix}", self.addr)
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// The events of a recorded fixture file (one JSON text per line).
+pub fn fixture(name: &str) -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/provider-streams")
+        .join(name);
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn frame(event: &str, wire: Wire) -> String {
+    match wire {
+        Wire::ChatCompletions => format!("data: {event}\n\n"),
+        Wire::NamedEvents => {
+            let kind = serde_json::from_str::<Value>(event)
+                .ok()
+                .and_then(|v| v["type"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| "message".to_owned());
+            format!("event: {kind}\ndata: {event}\n\n")
+        }
+    }
+}
+
+async fn answer(State(shared): State<Shared>, uri: axum::http::Uri, headers: HeaderMap, body: String) -> Response {
+    shared.requests.lock().unwrap().push(Recorded {
+        path: uri.path().to_owned(),
+        headers,
+        body: serde_json::from_str(&body).unwrap_or(Value::Null),
+    });
+    let script = {
+        let mut scripts = shared.scripts.lock().unwrap();
+        if scripts.len() > 1 {
+            scripts.remove(0)
+        } else {
+            scripts[0].clone()
+        }
+    };
+    match script {
+        Script::Status { status, body, retry_after } => {
+            let mut response = Response::builder()
+                .status(StatusCode::from_u16(status).unwrap())
+                .header("content-type", "application/json");
+            if let Some(seconds) = retry_after {
+                response = response.header("retry-after", seconds.to_string());
+            }
+            response.body(Body::from(body)).unwrap()
+        }
+        Script::Stream { events, wire, cut_after } => {
+            let mut text = String::new();
+            let cut = cut_after.unwrap_or(usize::MAX);
+            for event in events.iter().take(cut) {
+                text.push_str(&frame(event, wire));
+            }
+            if cut_after.is_none() && wire == Wire::ChatCompletions {
+                text.push_str("data: [DONE]\n\n");
+            }
+            // Sent in small pieces so adapters meet events split across reads.
+            let pieces: Vec<Result<Vec<u8>, std::io::Error>> = text
+                .into_bytes()
+                .chunks(7)
+                .map(|c| Ok(c.to_vec()))
+                .collect();
+            Response::builder()
+                .status(200)
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(futures::stream::iter(pieces)))
+                .unwrap()
+        }
+    }
+}
+
+/// Starts the fake; each request takes the next script, the last one repeats.
+pub async fn spawn(scripts: Vec<Script>) -> FakeProvider {
+    assert!(!scripts.is_empty());
+    let shared = Shared {
+        scripts: Arc::new(Mutex::new(scripts)),
+        requests: Arc::new(Mutex::new(Vec::new())),
+    };
+    let requests = shared.requests.clone();
+    let app = Router::new().fallback(answer).with_state(shared);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    FakeProvider { addr, requests, handle }
+}

@@ -141,6 +141,7 @@ pub async fn spawn_app_on(db_path: PathBuf, config: AgentConfig) -> TestApp {
 }
 
 pub fn new_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .cookie_store(true)
         .build()

@@ -17,6 +17,108 @@ pub struct Config {
     /// Pause between the offline model's tokens (`DATBAN_OFFLINE_TOKEN_DELAY_MS`), so its
     /// replies stream visibly like a real model's.
     pub offline_token_delay: std::time::Duration,
+    /// Which model answers (`DATBAN_PROVIDER` and friends).
+    pub provider: ProviderConfig,
+}
+
+/// The model provider chosen by `DATBAN_PROVIDER`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ProviderConfig {
+    /// The built-in offline model (the default; needs nothing).
+    Offline,
+    /// OpenAI Chat Completions or any compatible server (Ollama, vLLM, llama.cpp, …).
+    OpenAiChat(Remote),
+    /// The OpenAI Responses API.
+    OpenAiResponses(Remote),
+    /// Anthropic Messages.
+    Anthropic(Remote),
+}
+
+/// Where a remote provider is and how to call it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Remote {
+    /// Base URL (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`).
+    pub base_url: String,
+    /// The key; never printed (see the `Debug` impl).
+    pub api_key: Option<String>,
+    /// `DATBAN_MODEL`.
+    pub model: String,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("model", &self.model)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProviderConfig::Offline => f.write_str("Offline"),
+            ProviderConfig::OpenAiChat(remote) => {
+                f.debug_tuple("OpenAiChat").field(remote).finish()
+            }
+            ProviderConfig::OpenAiResponses(remote) => {
+                f.debug_tuple("OpenAiResponses").field(remote).finish()
+            }
+            ProviderConfig::Anthropic(remote) => f.debug_tuple("Anthropic").field(remote).finish(),
+        }
+    }
+}
+
+impl ProviderConfig {
+    /// Reads `DATBAN_PROVIDER`, `DATBAN_MODEL`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`,
+    /// `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY` through `var` (the environment, or a map
+    /// in tests).
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| {
+            var(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        let provider = get("DATBAN_PROVIDER").unwrap_or_else(|| "offline".to_owned());
+        let openai = |default_model: &str| -> Result<Remote, ConfigError> {
+            let base_url =
+                get("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".to_owned());
+            let api_key = get("OPENAI_API_KEY");
+            // A local server (Ollama, vLLM, …) needs no key; the official API does.
+            if api_key.is_none() && base_url.starts_with("https://api.openai.com") {
+                return Err(ConfigError::MissingKey {
+                    provider: provider.clone(),
+                    variable: "OPENAI_API_KEY",
+                });
+            }
+            Ok(Remote {
+                base_url: base_url.trim_end_matches('/').to_owned(),
+                api_key,
+                model: get("DATBAN_MODEL").unwrap_or_else(|| default_model.to_owned()),
+            })
+        };
+        match provider.as_str() {
+            "offline" => Ok(ProviderConfig::Offline),
+            "openai" => Ok(ProviderConfig::OpenAiChat(openai("gpt-4o-mini")?)),
+            "openai-responses" => Ok(ProviderConfig::OpenAiResponses(openai("gpt-4o-mini")?)),
+            "anthropic" => {
+                let api_key = get("ANTHROPIC_API_KEY").ok_or(ConfigError::MissingKey {
+                    provider: provider.clone(),
+                    variable: "ANTHROPIC_API_KEY",
+                })?;
+                Ok(ProviderConfig::Anthropic(Remote {
+                    base_url: get("ANTHROPIC_BASE_URL")
+                        .unwrap_or_else(|| "https://api.anthropic.com".to_owned())
+                        .trim_end_matches('/')
+                        .to_owned(),
+                    api_key: Some(api_key),
+                    model: get("DATBAN_MODEL").unwrap_or_else(|| "claude-haiku-4-5".to_owned()),
+                }))
+            }
+            other => Err(ConfigError::UnknownProvider(other.to_owned())),
+        }
+    }
 }
 
 /// A configuration value that cannot be used.
@@ -28,6 +130,17 @@ pub enum ConfigError {
     /// A variable is set but not valid Unicode.
     #[error("{0} is not valid UTF-8")]
     NotUnicode(&'static str),
+    /// `DATBAN_PROVIDER` names no provider we have.
+    #[error("DATBAN_PROVIDER={0}: expected offline, openai, openai-responses or anthropic")]
+    UnknownProvider(String),
+    /// The chosen provider needs a key that is not set.
+    #[error("DATBAN_PROVIDER={provider} needs {variable}; set it, or use DATBAN_PROVIDER=offline")]
+    MissingKey {
+        /// The provider chosen.
+        provider: String,
+        /// The variable to set.
+        variable: &'static str,
+    },
     /// A number is out of range or not a number.
     #[error("{name} must be a whole number from {min} to {max}")]
     BadNumber {
@@ -77,11 +190,73 @@ impl Config {
             )? as usize,
         };
         let delay = number("DATBAN_OFFLINE_TOKEN_DELAY_MS", 15, 0, 2000)?;
+        let provider = ProviderConfig::from_vars(|name| std::env::var(name).ok())?;
         Ok(Self {
             leptos_options,
             database_url,
             agent,
             offline_token_delay: std::time::Duration::from_millis(delay),
+            provider,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<ProviderConfig, ConfigError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ProviderConfig::from_vars(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn offline_is_the_default() {
+        assert_eq!(config(&[]).unwrap(), ProviderConfig::Offline);
+    }
+
+    #[test]
+    fn a_missing_key_stops_start_up_with_a_clear_message() {
+        let error = config(&[("DATBAN_PROVIDER", "anthropic")])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("ANTHROPIC_API_KEY"), "{error}");
+        let error = config(&[("DATBAN_PROVIDER", "openai")])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("OPENAI_API_KEY"), "{error}");
+        assert!(config(&[("DATBAN_PROVIDER", "gemini")]).is_err());
+    }
+
+    #[test]
+    fn a_local_openai_compatible_server_needs_no_key() {
+        let chosen = config(&[
+            ("DATBAN_PROVIDER", "openai"),
+            ("OPENAI_BASE_URL", "http://localhost:11434/v1/"),
+            ("DATBAN_MODEL", "qwen2.5:7b"),
+        ])
+        .unwrap();
+        let ProviderConfig::OpenAiChat(remote) = chosen else {
+            panic!("wrong provider");
+        };
+        assert_eq!(remote.base_url, "http://localhost:11434/v1");
+        assert_eq!(remote.model, "qwen2.5:7b");
+        assert_eq!(remote.api_key, None);
+    }
+
+    #[test]
+    fn keys_never_show_in_debug_output() {
+        let chosen = config(&[
+            ("DATBAN_PROVIDER", "anthropic"),
+            ("ANTHROPIC_API_KEY", "sk-ant-secret"),
+        ])
+        .unwrap();
+        let printed = format!("{chosen:?}");
+        assert!(!printed.contains("sk-ant-secret"), "{printed}");
+        assert!(printed.contains("<set>"));
     }
 }

@@ -88,7 +88,9 @@ pub async fn send(
                     message: format!("provider answered {status}: {body}"),
                 });
             }
-            Err(error) if (error.is_connect() || error.is_timeout()) && attempt < settings.max_retries => {
+            Err(error)
+                if (error.is_connect() || error.is_timeout()) && attempt < settings.max_retries =>
+            {
                 tracing::warn!(%error, attempt, "provider unreachable; retrying");
                 delay
             }
@@ -115,13 +117,16 @@ pub struct SseEvent {
 
 /// The events of a streamed response body.
 pub fn events(response: Response) -> impl Stream<Item = Result<SseEvent, ProviderError>> + Send {
-    response.bytes_stream().eventsource().map(|item| match item {
-        Ok(event) => Ok(SseEvent {
-            event: event.event,
-            data: event.data,
-        }),
-        Err(error) => Err(ProviderError {
-            message: format!("provider stream broke: {error}"),
-        }),
-    })
+    response
+        .bytes_stream()
+        .eventsource()
+        .map(|item| match item {
+            Ok(event) => Ok(SseEvent {
+                event: event.event,
+                data: event.data,
+            }),
+            Err(error) => Err(ProviderError {
+                message: format!("provider stream broke: {error}"),
+            }),
+        })
 }

@@ -37,7 +37,11 @@ pub enum Script {
         cut_after: Option<usize>,
     },
     /// Answers with a status and a body (an error).
-    Status { status: u16, body: String, retry_after: Option<u64> },
+    Status {
+        status: u16,
+        body: String,
+        retry_after: Option<u64>,
+    },
 }
 
 /// One request the fake received.
@@ -104,7 +108,12 @@ fn frame(event: &str, wire: Wire) -> String {
     }
 }
 
-async fn answer(State(shared): State<Shared>, uri: axum::http::Uri, headers: HeaderMap, body: String) -> Response {
+async fn answer(
+    State(shared): State<Shared>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
     shared.requests.lock().unwrap().push(Recorded {
         path: uri.path().to_owned(),
         headers,
@@ -119,7 +128,11 @@ async fn answer(State(shared): State<Shared>, uri: axum::http::Uri, headers: Hea
         }
     };
     match script {
-        Script::Status { status, body, retry_after } => {
+        Script::Status {
+            status,
+            body,
+            retry_after,
+        } => {
             let mut response = Response::builder()
                 .status(StatusCode::from_u16(status).unwrap())
                 .header("content-type", "application/json");
@@ -128,7 +141,11 @@ async fn answer(State(shared): State<Shared>, uri: axum::http::Uri, headers: Hea
             }
             response.body(Body::from(body)).unwrap()
         }
-        Script::Stream { events, wire, cut_after } => {
+        Script::Stream {
+            events,
+            wire,
+            cut_after,
+        } => {
             let mut text = String::new();
             let cut = cut_after.unwrap_or(usize::MAX);
             for event in events.iter().take(cut) {
@@ -166,5 +183,9 @@ pub async fn spawn(scripts: Vec<Script>) -> FakeProvider {
     let handle = tokio::spawn(async move {
         axum::serve(listener, app).await.unwrap();
     });
-    FakeProvider { addr, requests, handle }
+    FakeProvider {
+        addr,
+        requests,
+        handle,
+    }
 }

@@ -95,6 +95,9 @@ pub enum StartupError {
     /// The database could not be opened or migrated.
     #[error("database: {0}")]
     Database(#[from] db::DbError),
+    /// The model provider could not be set up.
+    #[error("model provider: {0}")]
+    Provider(#[from] model::ProviderError),
     /// The cookie signing key is unusable.
     #[error("{0}")]
     CookieKey(#[from] owner::KeyError),
@@ -115,9 +118,7 @@ pub enum StartupError {
 pub async fn run(config: Config) -> Result<(), StartupError> {
     let pool = db::connect(&config.database_url).await?;
     let addr = config.leptos_options.site_addr;
-    let provider: model::SharedProvider = std::sync::Arc::new(model::offline::OfflineModel::new(
-        config.offline_token_delay,
-    ));
+    let provider = provider(&config)?;
     let state = AppState::new(
         config.leptos_options,
         pool,
@@ -134,6 +135,40 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(StartupError::Serve)
+}
+
+/// The model the configuration asks for.
+fn provider(config: &Config) -> Result<model::SharedProvider, StartupError> {
+    use config::ProviderConfig;
+    use std::sync::Arc;
+    let settings = model::http::HttpSettings::default();
+    let provider: model::SharedProvider = match &config.provider {
+        ProviderConfig::Offline => Arc::new(model::offline::OfflineModel::new(
+            config.offline_token_delay,
+        )),
+        ProviderConfig::OpenAiChat(remote) => Arc::new(model::openai_chat::OpenAiChat::new(
+            remote.base_url.clone(),
+            remote.api_key.clone(),
+            remote.model.clone(),
+            settings,
+        )?),
+        ProviderConfig::OpenAiResponses(remote) => {
+            Arc::new(model::openai_responses::OpenAiResponses::new(
+                remote.base_url.clone(),
+                remote.api_key.clone(),
+                remote.model.clone(),
+                settings,
+            )?)
+        }
+        ProviderConfig::Anthropic(remote) => Arc::new(model::anthropic::Anthropic::new(
+            remote.base_url.clone(),
+            remote.api_key.clone().unwrap_or_default(),
+            remote.model.clone(),
+            settings,
+        )?),
+    };
+    tracing::info!(provider = ?config.provider, "model provider");
+    Ok(provider)
 }
 
 async fn shutdown_signal() {

@@ -3,8 +3,11 @@
 //! A provider only *proposes*: text and tool calls (id, name, argument text). It never
 //! runs anything; the agent loop validates and executes.
 
+pub mod anthropic;
 pub mod http;
 pub mod offline;
+pub mod openai_chat;
+pub mod openai_responses;
 
 use std::{pin::Pin, sync::Arc};
 

@@ -14,7 +14,7 @@ use reqwest::header::HeaderValue;
 use serde_json::{json, Map, Value};
 
 use super::{
-    http::{self, HttpSettings, SseEvent},
+    http::{self, Decode, HttpSettings, SseEvent, Step},
     FinishReason, ModelEvent, ModelMessage, ModelProvider, ModelRequest, ProviderError, TurnStream,
 };
 
@@ -216,14 +216,6 @@ fn error(message: impl Into<String>) -> ProviderError {
     }
 }
 
-/// Where one provider event leaves the turn.
-enum Step {
-    /// Keep reading; these events came out of it.
-    Continue(Vec<ModelEvent>),
-    /// The turn is over: the last events, ending with [`ModelEvent::Finish`].
-    Done(Vec<ModelEvent>),
-}
-
 #[derive(Default)]
 struct Decoder {
     blocks: HashMap<u64, Block>,
@@ -377,38 +369,11 @@ fn index_of(data: &Value) -> Result<u64, ProviderError> {
 pub fn decode(
     events: impl Stream<Item = Result<SseEvent, ProviderError>> + Send + 'static,
 ) -> TurnStream {
-    Box::pin(async_stream::stream! {
-        let mut events = Box::pin(events);
-        let mut decoder = Decoder::default();
-        loop {
-            let Some(item) = events.next().await else {
-                yield Err(error("stream ended before the turn finished"));
-                break;
-            };
-            let event = match item {
-                Ok(event) => event,
-                Err(e) => {
-                    yield Err(e);
-                    break;
-                }
-            };
-            match decoder.step(&event) {
-                Ok(Step::Continue(out)) => {
-                    for item in out {
-                        yield Ok(item);
-                    }
-                }
-                Ok(Step::Done(out)) => {
-                    for item in out {
-                        yield Ok(item);
-                    }
-                    break;
-                }
-                Err(e) => {
-                    yield Err(e);
-                    break;
-                }
-            }
-        }
-    })
+    http::decode_with::<Decoder>(events)
+}
+
+impl Decode for Decoder {
+    fn feed(&mut self, event: &SseEvent) -> Result<Step, ProviderError> {
+        self.step(event)
+    }
 }

@@ -7,7 +7,7 @@ use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
 use reqwest::{RequestBuilder, Response, StatusCode};
 
-use super::ProviderError;
+use super::{ModelEvent, ProviderError, TurnStream};
 
 /// Timeouts and retry policy of provider requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,4 +129,56 @@ pub fn events(response: Response) -> impl Stream<Item = Result<SseEvent, Provide
                 message: format!("provider stream broke: {error}"),
             }),
         })
+}
+
+/// Where one provider event leaves the turn.
+pub enum Step {
+    /// These events came out of it; the turn goes on.
+    Continue(Vec<ModelEvent>),
+    /// The last events, ending with [`ModelEvent::Finish`]; the turn is over.
+    Done(Vec<ModelEvent>),
+}
+
+/// A provider's stream decoder, fed one server-sent event at a time.
+pub trait Decode: Default + Send + 'static {
+    /// What this event means for the turn.
+    fn feed(&mut self, event: &SseEvent) -> Result<Step, ProviderError>;
+}
+
+/// Runs a decoder over a response's events. The turn ends after [`Step::Done`] or the
+/// first error, and nothing after either is read; events running out first is an error,
+/// so a cut stream never looks like a finished turn.
+pub fn decode_with<D: Decode>(
+    events: impl Stream<Item = Result<SseEvent, ProviderError>> + Send + 'static,
+) -> TurnStream {
+    Box::pin(async_stream::stream! {
+        let mut events = Box::pin(events);
+        let mut decoder = D::default();
+        while let Some(item) = events.next().await {
+            let step = match item {
+                Ok(event) => decoder.feed(&event),
+                Err(error) => Err(error),
+            };
+            match step {
+                Ok(Step::Continue(out)) => {
+                    for event in out {
+                        yield Ok(event);
+                    }
+                }
+                Ok(Step::Done(out)) => {
+                    for event in out {
+                        yield Ok(event);
+                    }
+                    return;
+                }
+                Err(error) => {
+                    yield Err(error);
+                    return;
+                }
+            }
+        }
+        yield Err(ProviderError {
+            message: "stream ended before the turn finished".to_owned(),
+        });
+    })
 }

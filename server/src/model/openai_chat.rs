@@ -15,7 +15,7 @@ use futures::{Stream, StreamExt};
 use serde_json::{json, Map, Value};
 
 use super::{
-    http::{self, HttpSettings, SseEvent},
+    http::{self, Decode, HttpSettings, SseEvent, Step},
     FinishReason, ModelEvent, ModelMessage, ModelProvider, ModelRequest, ProviderError, TurnStream,
 };
 
@@ -195,14 +195,6 @@ struct Decoder {
     calls: Vec<PendingCall>,
 }
 
-/// What one SSE event means for the turn.
-enum Step {
-    /// Events to pass on; the turn goes on.
-    More(Vec<ModelEvent>),
-    /// Events to pass on, the last a `Finish`; the turn is over.
-    Done(Vec<ModelEvent>),
-}
-
 fn error(message: impl Into<String>) -> ProviderError {
     ProviderError {
         message: message.into(),
@@ -374,7 +366,7 @@ impl Decoder {
     fn event(&mut self, event: &SseEvent) -> Result<Step, ProviderError> {
         let data = event.data.trim();
         if data.is_empty() {
-            return Ok(Step::More(Vec::new()));
+            return Ok(Step::Continue(Vec::new()));
         }
         if data == "[DONE]" {
             // No finish_reason came, but the server says the turn is complete.
@@ -419,7 +411,7 @@ impl Decoder {
                 out.extend(self.finish_events(reason));
                 Ok(Step::Done(out))
             }
-            None => Ok(Step::More(out)),
+            None => Ok(Step::Continue(out)),
         }
     }
 }
@@ -429,35 +421,11 @@ impl Decoder {
 pub fn decode(
     events: impl Stream<Item = Result<SseEvent, ProviderError>> + Send + 'static,
 ) -> TurnStream {
-    Box::pin(async_stream::stream! {
-        let mut decoder = Decoder::default();
-        let mut events = Box::pin(events);
-        loop {
-            let Some(item) = events.next().await else {
-                yield Err(error("stream ended before the turn finished"));
-                break;
-            };
-            let step = match item {
-                Ok(event) => decoder.event(&event),
-                Err(error) => Err(error),
-            };
-            match step {
-                Ok(Step::More(out)) => {
-                    for event in out {
-                        yield Ok(event);
-                    }
-                }
-                Ok(Step::Done(out)) => {
-                    for event in out {
-                        yield Ok(event);
-                    }
-                    break;
-                }
-                Err(error) => {
-                    yield Err(error);
-                    break;
-                }
-            }
-        }
-    })
+    http::decode_with::<Decoder>(events)
+}
+
+impl Decode for Decoder {
+    fn feed(&mut self, event: &SseEvent) -> Result<Step, ProviderError> {
+        self.event(event)
+    }
 }

@@ -14,7 +14,7 @@ use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
 
 use super::{
-    http::{self, HttpSettings, SseEvent},
+    http::{self, Decode, HttpSettings, SseEvent, Step},
     FinishReason, ModelEvent, ModelMessage, ModelProvider, ModelRequest, ProviderError, TurnStream,
 };
 
@@ -160,14 +160,6 @@ struct Call {
     ended: bool,
 }
 
-/// What one provider event means for the turn.
-enum Step {
-    /// These events, and the turn goes on.
-    Continue(Vec<ModelEvent>),
-    /// These events, the last of them a `Finish`.
-    Done(Vec<ModelEvent>),
-}
-
 /// The state of one streamed turn.
 #[derive(Debug, Default)]
 struct Decoder {
@@ -200,7 +192,7 @@ fn failure_message(prefix: &str, error: &Value) -> String {
 }
 
 impl Decoder {
-    fn feed(&mut self, event: &SseEvent) -> Result<Step, ProviderError> {
+    fn feed_event(&mut self, event: &SseEvent) -> Result<Step, ProviderError> {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
             return Ok(Step::Continue(Vec::new()));
@@ -397,32 +389,11 @@ impl Decoder {
 pub fn decode(
     events: impl Stream<Item = Result<SseEvent, ProviderError>> + Send + 'static,
 ) -> TurnStream {
-    Box::pin(async_stream::stream! {
-        let mut events = Box::pin(events);
-        let mut decoder = Decoder::default();
-        while let Some(event) = events.next().await {
-            let step = match event {
-                Ok(event) => decoder.feed(&event),
-                Err(error) => Err(error),
-            };
-            match step {
-                Ok(Step::Continue(out)) => {
-                    for event in out {
-                        yield Ok(event);
-                    }
-                }
-                Ok(Step::Done(out)) => {
-                    for event in out {
-                        yield Ok(event);
-                    }
-                    return;
-                }
-                Err(error) => {
-                    yield Err(error);
-                    return;
-                }
-            }
-        }
-        yield Err(error("stream ended before the turn finished"));
-    })
+    http::decode_with::<Decoder>(events)
+}
+
+impl Decode for Decoder {
+    fn feed(&mut self, event: &SseEvent) -> Result<Step, ProviderError> {
+        self.feed_event(event)
+    }
 }

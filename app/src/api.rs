@@ -12,6 +12,11 @@ pub const CHAT_URL: &str = "/api/chat";
 /// `POST /api/approvals`.
 pub const APPROVALS_URL: &str = "/api/approvals";
 
+/// `POST /api/chat/{id}/stop`: stops the conversation's reply in progress.
+pub fn stop_url(id: &str) -> String {
+    format!("/api/chat/{}/stop", encode_component(id))
+}
+
 /// `GET /api/conversations/{id}`.
 pub fn conversation_url(id: &str) -> String {
     format!("/api/conversations/{}", encode_component(id))

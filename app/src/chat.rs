@@ -112,6 +112,15 @@ pub fn ChatPage() -> impl IntoView {
                     on:input:target=move |ev| draft.set(ev.target().value())
                     on:keydown=on_keydown
                 ></textarea>
+                <Show when=move || chat.streaming.get()>
+                    <button
+                        type="button"
+                        class="stop"
+                        on:click=move |_| chat.stop()
+                    >
+                        "Dừng"
+                    </button>
+                </Show>
                 <button type="submit" disabled=move || !can_send()>"Gửi"</button>
             </form>
             {move || chat.error.get().map(|message| view! {

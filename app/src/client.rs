@@ -122,6 +122,13 @@ fn deliver(
     None
 }
 
+/// `POST`s an empty JSON object to `url`, for commands whose answer does not matter.
+pub async fn post_command(url: &str) -> Result<(), ClientError> {
+    fetch("POST", url, Some("{}"), "application/json")
+        .await
+        .map(drop)
+}
+
 /// `GET`s `url` and reads the JSON answer.
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, ClientError> {
     let response = fetch("GET", url, None, "application/json").await?;

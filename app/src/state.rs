@@ -130,6 +130,26 @@ impl ChatState {
         true
     }
 
+    /// Asks the server to stop the reply in progress. The stream then ends with the
+    /// reply marked stopped, which is what the page shows.
+    pub fn stop(&self) {
+        let Some(id) = self.conversation_id.get_untracked() else {
+            return;
+        };
+        #[cfg(feature = "hydrate")]
+        {
+            let error = self.error;
+            leptos::task::spawn_local(async move {
+                if let Err(failure) = crate::client::post_command(&crate::api::stop_url(&id)).await
+                {
+                    error.set(Some(failure.message));
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = id;
+    }
+
     /// Forgets the conversation: empty list, no id, `/` as the URL.
     pub fn new_conversation(&self) {
         self.generation.update_value(|generation| *generation += 1);

@@ -23,6 +23,7 @@ use server::{
 };
 use shared::message::Message;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// The offline model, with the time spent planning its turns measured so it can be
 /// subtracted from the total.
@@ -63,7 +64,15 @@ async fn conversation(agent: &Agent) -> usize {
             .await
             .unwrap();
         let (tx, mut rx) = mpsc::unbounded_channel();
-        agent.run("own_bench", &conv.id, assistant, tx).await;
+        agent
+            .run(
+                "own_bench",
+                &conv.id,
+                assistant,
+                tx,
+                CancellationToken::new(),
+            )
+            .await;
         while let Ok(event) = rx.try_recv() {
             if matches!(event, shared::events::AgentEvent::StartStep) {
                 steps += 1;

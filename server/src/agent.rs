@@ -16,6 +16,7 @@ use shared::{
     tools::{validate_arguments, ErrorCode, ToolError, ToolInput, ToolName, ValidationContext},
 };
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::{
     db::Pool,
@@ -93,6 +94,8 @@ struct Call {
 
 struct Run<'a> {
     agent: &'a Agent,
+    /// Cancelled when the person presses stop.
+    cancel: CancellationToken,
     owner_id: String,
     conversation_id: String,
     message: Message,
@@ -110,8 +113,9 @@ impl Agent {
         conversation_id: &str,
         message: Message,
         tx: EventSender,
+        cancel: CancellationToken,
     ) -> RunStatus {
-        let mut run = Run::new(self, owner_id, conversation_id, message, tx);
+        let mut run = Run::new(self, owner_id, conversation_id, message, tx, cancel);
         run.start();
         let status = run.steps().await;
         run.finish(status).await
@@ -124,6 +128,7 @@ impl Agent {
         pending: PendingCall,
         decision: Decision,
         tx: EventSender,
+        cancel: CancellationToken,
     ) -> RunStatus {
         let loaded = store::message(&self.db, &pending.conversation_id, &pending.message_id).await;
         let message = match loaded {
@@ -149,6 +154,7 @@ impl Agent {
             &pending.conversation_id,
             message,
             tx,
+            cancel,
         );
         run.start();
         run.decide(&pending, decision).await;
@@ -190,9 +196,11 @@ impl<'a> Run<'a> {
         conversation_id: &str,
         message: Message,
         tx: EventSender,
+        cancel: CancellationToken,
     ) -> Self {
         Self {
             agent,
+            cancel,
             owner_id: owner_id.to_owned(),
             conversation_id: conversation_id.to_owned(),
             message,
@@ -284,6 +292,9 @@ impl<'a> Run<'a> {
     async fn steps(&mut self) -> RunStatus {
         let mut tool_errors = 0;
         for _ in 0..self.agent.config.max_steps {
+            if self.cancel.is_cancelled() {
+                return RunStatus::Stopped;
+            }
             let history = match self.history().await {
                 Ok(history) => history,
                 Err(error) => {
@@ -297,7 +308,11 @@ impl<'a> Run<'a> {
             self.emit(AgentEvent::StartStep);
             let Some(calls) = self.stream_turn(history).await else {
                 self.emit(AgentEvent::FinishStep);
-                return RunStatus::Error;
+                return if self.cancel.is_cancelled() {
+                    RunStatus::Stopped
+                } else {
+                    RunStatus::Error
+                };
             };
             if calls.is_empty() {
                 self.emit(AgentEvent::FinishStep);
@@ -307,6 +322,9 @@ impl<'a> Run<'a> {
             tool_errors += errors;
             self.emit(AgentEvent::FinishStep);
             self.save().await;
+            if self.cancel.is_cancelled() {
+                return RunStatus::Stopped;
+            }
             if pending > 0 {
                 return RunStatus::AwaitingApproval;
             }
@@ -333,13 +351,23 @@ impl<'a> Run<'a> {
             tools: Agent::tool_specs(),
         };
         let mut stream = self.agent.provider.stream_turn(request);
+        let cancel = self.cancel.clone();
         let mut text_open = false;
         let mut calls: Vec<Call> = Vec::new();
         // The provider's ids, mapped to the ids we use (see `unique_call_id`).
         let mut ids: Vec<(String, String)> = Vec::new();
         let mut finish: Option<FinishReason> = None;
         let mut failure: Option<String> = None;
-        while let Some(item) = stream.next().await {
+        loop {
+            // Stopping drops the provider's stream, which cancels its HTTP request.
+            let item = tokio::select! {
+                () = cancel.cancelled() => {
+                    failure = Some("stopped by the person".to_owned());
+                    break;
+                }
+                item = stream.next() => item,
+            };
+            let Some(item) = item else { break };
             match item {
                 Ok(ModelEvent::TextDelta(delta)) => {
                     if delta.is_empty() {
@@ -402,15 +430,23 @@ impl<'a> Run<'a> {
         if text_open {
             self.emit(AgentEvent::TextEnd { id: text_id });
         }
+        drop(stream);
         if finish.is_none() {
+            let stopped = cancel.is_cancelled();
             let details = failure.unwrap_or_else(|| "stream ended without a finish".to_owned());
-            tracing::error!(%details, "model turn failed");
+            if !stopped {
+                tracing::error!(%details, "model turn failed");
+            }
             // Arguments that did not complete are never run.
             for call in &calls {
-                let error = ToolError::new(
-                    ErrorCode::Interrupted,
-                    "Not run: the reply was cut off before the arguments were complete.",
-                );
+                let error = if stopped {
+                    ToolError::new(ErrorCode::Cancelled, "Not run: the reply was stopped.")
+                } else {
+                    ToolError::new(
+                        ErrorCode::Interrupted,
+                        "Not run: the reply was cut off before the arguments were complete.",
+                    )
+                };
                 self.emit(AgentEvent::ToolInputError {
                     tool_call_id: call.id.clone(),
                     tool_name: call.name.clone(),
@@ -504,8 +540,17 @@ impl<'a> Run<'a> {
             .into_iter()
             .map(|(id, input)| {
                 let ctx = self.context(&id);
+                let cancel = self.cancel.clone();
                 async move {
-                    let result = tools::execute(&input, &ctx).await;
+                    // A stop drops the running tool's future: it is cancelled where it
+                    // awaits, and a transaction it had open rolls back.
+                    let result = tokio::select! {
+                        () = cancel.cancelled() => Err(ExecError::Tool(ToolError::new(
+                            ErrorCode::Cancelled,
+                            "Stopped by the person before the tool finished.",
+                        ))),
+                        result = tools::execute(&input, &ctx) => result,
+                    };
                     (id, input.tool(), result)
                 }
             })

@@ -30,6 +30,7 @@ use shared::{
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
+use tokio_util::sync::CancellationToken;
 
 use crate::{
     agent::Decision,
@@ -47,6 +48,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/chat", post(chat))
         .route("/api/approvals", post(approve))
         .route("/api/conversations/{id}", get(conversation))
+        .route("/api/chat/{id}/stop", post(stop))
 }
 
 /// An API error: `{"error":{"code","message"}}` with an HTTP status.
@@ -134,6 +136,57 @@ impl ConversationLocks {
     }
 }
 
+/// The stop switch of each conversation's run in progress.
+#[derive(Clone, Default)]
+pub struct ActiveRuns(Arc<Mutex<HashMap<String, (u64, CancellationToken)>>>);
+
+/// One registered run: its number (to tell it from a later run) and its token.
+struct RunHandle {
+    number: u64,
+    token: CancellationToken,
+}
+
+impl ActiveRuns {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, CancellationToken)>> {
+        match self.0.lock() {
+            Ok(map) => map,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Registers a run starting in `conversation_id`.
+    fn start(&self, conversation_id: &str) -> RunHandle {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let number = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let token = CancellationToken::new();
+        self.map()
+            .insert(conversation_id.to_owned(), (number, token.clone()));
+        RunHandle { number, token }
+    }
+
+    /// Forgets a finished run, unless a newer run of the conversation replaced it.
+    fn end(&self, conversation_id: &str, run: &RunHandle) {
+        let mut map = self.map();
+        if map
+            .get(conversation_id)
+            .is_some_and(|(n, _)| *n == run.number)
+        {
+            map.remove(conversation_id);
+        }
+    }
+
+    /// Cancels the conversation's run; whether one was running.
+    fn stop(&self, conversation_id: &str) -> bool {
+        match self.map().remove(conversation_id) {
+            Some((_, token)) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 fn sse(rx: mpsc::UnboundedReceiver<AgentEvent>) -> Response {
     let events = UnboundedReceiverStream::new(rx).map(|event| {
         let data = serde_json::to_string(&event).unwrap_or_else(|_| "{}".to_owned());
@@ -218,9 +271,14 @@ async fn chat(
 
     let (tx, rx) = mpsc::unbounded_channel();
     let agent = state.agent.clone();
+    let runs = state.runs.clone();
+    let run = runs.start(&conversation.id);
     tokio::spawn(async move {
         let _guard = guard;
-        agent.run(&owner, &conversation.id, assistant, tx).await;
+        agent
+            .run(&owner, &conversation.id, assistant, tx, run.token.clone())
+            .await;
+        runs.end(&conversation.id, &run);
     });
     Ok(sse(rx))
 }
@@ -356,6 +414,7 @@ async fn approve(
     let lock = state.locks.get(&pending.conversation_id);
     let (tx, rx) = mpsc::unbounded_channel();
     let agent = state.agent.clone();
+    let runs = state.runs.clone();
     tokio::spawn(async move {
         // Waits for a run still writing this conversation (another decision of the turn).
         let _guard = lock.lock_owned().await;
@@ -363,7 +422,10 @@ async fn approve(
             approved: request.approved,
             edited,
         };
-        agent.resume(pending, decision, tx).await;
+        let conversation_id = pending.conversation_id.clone();
+        let run = runs.start(&conversation_id);
+        agent.resume(pending, decision, tx, run.token.clone()).await;
+        runs.end(&conversation_id, &run);
     });
     Ok(sse(rx))
 }
@@ -405,5 +467,25 @@ async fn conversation(
         id: conversation.id,
         assistant: conversation.assistant,
         messages,
+    }))
+}
+
+#[derive(Serialize)]
+struct Stopped {
+    stopped: bool,
+}
+
+/// Stops the conversation's reply in progress: the model request is cancelled, running
+/// tools are dropped, and the reply is saved as stopped.
+async fn stop(
+    State(state): State<AppState>,
+    Extension(OwnerId(owner)): Extension<OwnerId>,
+    Path(id): Path<String>,
+) -> Result<Json<Stopped>, ApiError> {
+    store::find_conversation(&state.db, &id, &owner)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Conversation"))?;
+    Ok(Json(Stopped {
+        stopped: state.runs.stop(&id),
     }))
 }

@@ -32,6 +32,8 @@ pub struct AppState {
     pub agent: agent::Agent,
     /// Per-conversation run locks.
     pub locks: api::ConversationLocks,
+    /// Stop switches of the runs in progress.
+    pub runs: api::ActiveRuns,
     /// Signs the owner cookie.
     pub cookie_key: axum_extra::extract::cookie::Key,
 }
@@ -56,6 +58,7 @@ impl AppState {
             },
             db,
             locks: api::ConversationLocks::default(),
+            runs: api::ActiveRuns::default(),
             cookie_key,
         })
     }

@@ -525,3 +525,64 @@ async fn the_same_model_call_ids_in_two_conversations_are_two_bookings() {
     );
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 2);
 }
+
+#[tokio::test]
+async fn stop_ends_a_running_reply_and_nothing_runs_after_it() {
+    use std::sync::Arc;
+    // A slow model, so the reply is still streaming when the stop arrives.
+    let slow = server::model::offline::OfflineModel::new(std::time::Duration::from_millis(40))
+        .with_now(support::local_now());
+    let app = Arc::new(support::spawn_app_with_provider(Arc::new(slow)).await);
+    let first = app.chat(None, "Xin chào").await;
+    let conversation = first.conversation_id();
+
+    let running = {
+        let app = app.clone();
+        let conversation = conversation.clone();
+        tokio::spawn(async move { app.chat(Some(&conversation), "#loop").await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let response = app
+        .client
+        .post(app.url(&format!("/api/chat/{conversation}/stop")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["stopped"], true);
+
+    let reply = running.await.unwrap();
+    assert_well_formed(&reply);
+    assert_eq!(
+        reply.status_of_run().as_deref(),
+        Some("stopped"),
+        "{:#?}",
+        reply.events
+    );
+    assert!(reply.of_type("start-step").len() < 6);
+    // Saved as stopped; the next stop finds nothing running.
+    let (_, stored) = app
+        .get_json(&format!("/api/conversations/{conversation}"))
+        .await;
+    assert_eq!(
+        stored["messages"].as_array().unwrap().last().unwrap()["status"],
+        "stopped"
+    );
+    let again: Value = app
+        .client
+        .post(app.url(&format!("/api/chat/{conversation}/stop")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["stopped"], false);
+    let stranger = support::new_client()
+        .post(app.url(&format!("/api/chat/{conversation}/stop")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stranger.status().as_u16(), 404);
+}

@@ -110,11 +110,33 @@ pub async fn spawn_app_with(config: AgentConfig) -> TestApp {
 
 /// A server over an existing database file (to test restarts).
 pub async fn spawn_app_on(db_path: PathBuf, config: AgentConfig) -> TestApp {
+    let provider: SharedProvider =
+        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
+    spawn_app_full(db_path, config, provider).await
+}
+
+/// A server whose model is `provider`, with the given bounds.
+pub async fn spawn_app_with_provider_and(provider: SharedProvider, config: AgentConfig) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.db");
+    let mut app = spawn_app_full(path, config, provider).await;
+    app._dir = Some(dir);
+    app
+}
+
+/// A server whose model is `provider` (a slow offline model, an adapter pointed at a fake…).
+pub async fn spawn_app_with_provider(provider: SharedProvider) -> TestApp {
+    spawn_app_with_provider_and(provider, AgentConfig::default()).await
+}
+
+async fn spawn_app_full(
+    db_path: PathBuf,
+    config: AgentConfig,
+    provider: SharedProvider,
+) -> TestApp {
     let pool = db::connect(&format!("sqlite://{}", db_path.display()))
         .await
         .unwrap();
-    let provider: SharedProvider =
-        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
     let clock: Clock = Arc::new(now);
     let state = AppState::new(
         LeptosOptions::builder().output_name("datban").build(),

@@ -1,10 +1,15 @@
-//! The Playwright suite against a freshly started server with its own empty database.
+//! The Playwright suite against freshly started servers, each with its own empty database.
+//!
+//! Two passes: every test but the `@provider` ones against the built-in offline model, then
+//! the `@provider` tests against a server whose model is `end2end/fake-openai.mjs`, a fake
+//! OpenAI-compatible provider on a real socket (`DATBAN_PROVIDER=openai`).
 
 use std::{
-    io::{Read, Write},
+    io::{BufRead, BufReader, Read, Write},
     net::{SocketAddr, TcpListener, TcpStream},
     path::{Path, PathBuf},
-    process::{Child, Command},
+    process::{Child, Command, Stdio},
+    sync::mpsc,
     time::{Duration, Instant},
 };
 
@@ -16,10 +21,23 @@ use crate::{
 /// How long a freshly started server may take to answer `/healthz`.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long the fake provider may take to say which port it listens on.
+const FAKE_STARTUP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The fake provider's script, relative to the workspace root.
+const FAKE_PROVIDER_SCRIPT: &str = "end2end/fake-openai.mjs";
+
+/// The key the fake provider demands and the provider-pass server sends.
+const FAKE_PROVIDER_KEY: &str = "fake-key";
+
+/// The Playwright tag of the tests that need the fake provider.
+const PROVIDER_TAG: &str = "@provider";
+
 /// Kills the server however the test run ends, so no orphan keeps the port.
 struct RunningServer {
     child: Child,
     data_dir: PathBuf,
+    base_url: String,
 }
 
 impl Drop for RunningServer {
@@ -41,37 +59,204 @@ impl Drop for RunningServer {
     }
 }
 
-/// Starts `server` on a free loopback port, runs Playwright against it, then stops it.
+/// Kills the fake provider however the test run ends.
+struct FakeProvider {
+    child: Child,
+    /// `http://127.0.0.1:<port>`, without `/v1`.
+    url: String,
+}
+
+impl Drop for FakeProvider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs both Playwright passes against `server`, each with a server of its own.
 pub fn run_playwright(ws: &Workspace, server: &Path) -> Result<(), Failure> {
+    offline_pass(ws, server)?;
+    cmd::step("Playwright @provider tests: the server talks to a fake OpenAI provider");
+    provider_pass(ws, server)
+}
+
+/// Every test except the `@provider` ones, with the built-in offline model.
+fn offline_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
+    let running = start_server(
+        ws,
+        server,
+        "offline",
+        &[
+            ("DATBAN_PROVIDER", "offline"),
+            // Still streamed token by token, just faster than a person needs to read it.
+            ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "2"),
+        ],
+    )?;
+    playwright(ws, &running, &["--grep-invert", PROVIDER_TAG], &[])
+}
+
+/// The `@provider` tests, with the server's model behind `end2end/fake-openai.mjs`.
+fn provider_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
+    let fake = start_fake_provider(ws)?;
+    println!("e2e: fake OpenAI provider ready at {}", fake.url);
+    let base_url = format!("{}/v1", fake.url);
+    let running = start_server(
+        ws,
+        server,
+        "provider",
+        &[
+            ("DATBAN_PROVIDER", "openai"),
+            ("OPENAI_BASE_URL", &base_url),
+            ("OPENAI_API_KEY", FAKE_PROVIDER_KEY),
+            ("DATBAN_MODEL", "fake-model"),
+        ],
+    )?;
+    playwright(
+        ws,
+        &running,
+        &["--grep", PROVIDER_TAG],
+        &[("FAKE_OPENAI_URL", &fake.url)],
+    )
+}
+
+/// Starts `server` on a free loopback port with a fresh database and waits until it is healthy.
+fn start_server(
+    ws: &Workspace,
+    server: &Path,
+    label: &str,
+    env: &[(&str, &str)],
+) -> Result<RunningServer, Failure> {
     let addr = free_port()?;
-    let data_dir = std::env::temp_dir().join(format!("datban-e2e-{}", std::process::id()));
+    let data_dir = std::env::temp_dir().join(format!("datban-e2e-{}-{label}", std::process::id()));
+    // A leftover from an interrupted run must not hand this pass an old database.
+    let _ = std::fs::remove_dir_all(&data_dir);
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| Failure::new(format!("cannot create {}: {e}", data_dir.display())))?;
     let mut command = Command::new(server);
-    command
-        .current_dir(&ws.root)
-        .env(
-            "DATABASE_URL",
-            format!("sqlite://{}", data_dir.join("e2e.db").display()),
-        )
-        // Still streamed token by token, just faster than a person needs to read it.
-        .env("DATBAN_OFFLINE_TOKEN_DELAY_MS", "2");
+    command.current_dir(&ws.root).env(
+        "DATABASE_URL",
+        format!("sqlite://{}", data_dir.join("e2e.db").display()),
+    );
+    for (name, value) in env {
+        command.env(name, value);
+    }
     site::server_env(&mut command, ws, &addr.to_string());
-    let child = command
-        .spawn()
-        .map_err(|e| Failure::new(format!("cannot start {}: {e}", server.display())))?;
-    let mut running = RunningServer { child, data_dir };
+    let child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&data_dir);
+            return Err(Failure::new(format!(
+                "cannot start {}: {e}",
+                server.display()
+            )));
+        }
+    };
+    let mut running = RunningServer {
+        child,
+        data_dir,
+        base_url: format!("http://{addr}"),
+    };
     wait_until_healthy(addr, &mut running.child)?;
+    println!("e2e: {label} server ready at {}", running.base_url);
+    Ok(running)
+}
 
-    let base_url = format!("http://{addr}");
-    println!("e2e: server ready at {base_url}");
-    cmd::run(
-        Command::new("npx")
-            .args(["--no-install", "playwright", "test"])
-            .current_dir(ws.root.join("end2end"))
-            .env("DATBAN_BASE_URL", &base_url)
-            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"),
-    )
+/// `npx playwright test` in end2end/ against `server`, with extra arguments and variables.
+fn playwright(
+    ws: &Workspace,
+    server: &RunningServer,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<(), Failure> {
+    let mut command = Command::new("npx");
+    command
+        .args(["--no-install", "playwright", "test"])
+        .args(args)
+        .current_dir(ws.root.join("end2end"))
+        .env("DATBAN_BASE_URL", &server.base_url)
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    cmd::run(&mut command)
+}
+
+/// Starts `node end2end/fake-openai.mjs` on a free port and learns the port from its
+/// first line of output.
+fn start_fake_provider(ws: &Workspace) -> Result<FakeProvider, Failure> {
+    let script = ws.root.join(FAKE_PROVIDER_SCRIPT);
+    if !script.is_file() {
+        return Err(Failure::new(format!(
+            "the fake OpenAI provider {} is missing",
+            script.display()
+        )));
+    }
+    let mut child = Command::new("node")
+        .arg(&script)
+        .current_dir(&ws.root)
+        .env("FAKE_OPENAI_PORT", "0")
+        .env("FAKE_OPENAI_KEY", FAKE_PROVIDER_KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            Failure::new(format!(
+                "cannot start `node {FAKE_PROVIDER_SCRIPT}` for the @provider tests: {e} \
+                 (Node.js must be on PATH; `cargo xtask setup` installs it)"
+            ))
+        })?;
+    let Some(stdout) = child.stdout.take() else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(Failure::new("the fake OpenAI provider has no stdout pipe"));
+    };
+    // The guard owns the child from here on, so every early return below kills it.
+    let mut fake = FakeProvider {
+        child,
+        url: String::new(),
+    };
+
+    // Reading blocks, so a thread reads and the wait below can time out.
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let first = reader.read_line(&mut line).map(|_| line);
+        let _ = sender.send(first);
+        // Keep draining, so a later write by the fake never meets a closed pipe.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    let line = match receiver.recv_timeout(FAKE_STARTUP_TIMEOUT) {
+        Ok(Ok(line)) => line,
+        Ok(Err(e)) => {
+            return Err(Failure::new(format!(
+                "cannot read the fake OpenAI provider's output: {e}"
+            )))
+        }
+        Err(_) => {
+            return Err(Failure::new(format!(
+                "the fake OpenAI provider did not say `listening <port>` within {} s",
+                FAKE_STARTUP_TIMEOUT.as_secs()
+            )))
+        }
+    };
+    let Some(port) = parse_listening(&line) else {
+        let status = match fake.child.try_wait() {
+            Ok(Some(status)) => format!("it exited ({status}); its log is above"),
+            _ => format!("it printed {:?}", line.trim_end()),
+        };
+        return Err(Failure::new(format!(
+            "the fake OpenAI provider did not start: {status}"
+        )));
+    };
+    fake.url = format!("http://127.0.0.1:{port}");
+    Ok(fake)
+}
+
+/// The port in the fake provider's `listening <port>` line.
+fn parse_listening(line: &str) -> Option<u16> {
+    let port = line.trim().strip_prefix("listening ")?;
+    port.trim().parse().ok().filter(|&port| port != 0)
 }
 
 fn free_port() -> Result<SocketAddr, Failure> {
@@ -122,7 +307,16 @@ fn parse_status(response: &str) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_status;
+    use super::{parse_listening, parse_status};
+
+    #[test]
+    fn reads_the_port_the_fake_provider_listens_on() {
+        assert_eq!(parse_listening("listening 41234\n"), Some(41234));
+        assert_eq!(parse_listening("listening 0\n"), None);
+        assert_eq!(parse_listening("listening\n"), None);
+        assert_eq!(parse_listening(""), None);
+        assert_eq!(parse_listening("Error: EADDRINUSE"), None);
+    }
 
     #[test]
     fn reads_the_status_code_of_a_response() {

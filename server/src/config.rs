@@ -41,7 +41,8 @@ pub struct Remote {
     pub base_url: String,
     /// The key; never printed (see the `Debug` impl).
     pub api_key: Option<String>,
-    /// `DATBAN_MODEL`.
+    /// `DATBAN_MODEL`; empty for a local OpenAI-compatible server that was not told one
+    /// (the server's first model is used).
     pub model: String,
 }
 
@@ -92,10 +93,19 @@ impl ProviderConfig {
                     variable: "OPENAI_API_KEY",
                 });
             }
+            // A local server's model is asked for at start-up when not named (empty here).
+            let official = base_url.starts_with("https://api.openai.com");
+            let model = get("DATBAN_MODEL").unwrap_or_else(|| {
+                if official {
+                    default_model.to_owned()
+                } else {
+                    String::new()
+                }
+            });
             Ok(Remote {
                 base_url: base_url.trim_end_matches('/').to_owned(),
                 api_key,
-                model: get("DATBAN_MODEL").unwrap_or_else(|| default_model.to_owned()),
+                model,
             })
         };
         match provider.as_str() {
@@ -246,6 +256,16 @@ mod tests {
         assert_eq!(remote.base_url, "http://localhost:11434/v1");
         assert_eq!(remote.model, "qwen2.5:7b");
         assert_eq!(remote.api_key, None);
+        // Two variables are enough: the model is then discovered at start-up.
+        let two = config(&[
+            ("DATBAN_PROVIDER", "openai"),
+            ("OPENAI_BASE_URL", "http://localhost:8000/v1"),
+        ])
+        .unwrap();
+        let ProviderConfig::OpenAiChat(remote) = two else {
+            panic!("wrong provider");
+        };
+        assert_eq!(remote.model, "");
     }
 
     #[test]

@@ -121,7 +121,7 @@ pub enum StartupError {
 pub async fn run(config: Config) -> Result<(), StartupError> {
     let pool = db::connect(&config.database_url).await?;
     let addr = config.leptos_options.site_addr;
-    let provider = provider(&config)?;
+    let provider = provider(&config).await?;
     let state = AppState::new(
         config.leptos_options,
         pool,
@@ -141,7 +141,7 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
 }
 
 /// The model the configuration asks for.
-fn provider(config: &Config) -> Result<model::SharedProvider, StartupError> {
+async fn provider(config: &Config) -> Result<model::SharedProvider, StartupError> {
     use config::ProviderConfig;
     use std::sync::Arc;
     let settings = model::http::HttpSettings::default();
@@ -149,12 +149,21 @@ fn provider(config: &Config) -> Result<model::SharedProvider, StartupError> {
         ProviderConfig::Offline => Arc::new(model::offline::OfflineModel::new(
             config.offline_token_delay,
         )),
-        ProviderConfig::OpenAiChat(remote) => Arc::new(model::openai_chat::OpenAiChat::new(
-            remote.base_url.clone(),
-            remote.api_key.clone(),
-            remote.model.clone(),
-            settings,
-        )?),
+        ProviderConfig::OpenAiChat(remote) => {
+            let adapter = model::openai_chat::OpenAiChat::new(
+                remote.base_url.clone(),
+                remote.api_key.clone(),
+                remote.model.clone(),
+                settings,
+            )?;
+            if remote.model.is_empty() {
+                let model = adapter.discover_model().await?;
+                tracing::info!(%model, "using the server's first model");
+                Arc::new(adapter.with_model(model))
+            } else {
+                Arc::new(adapter)
+            }
+        }
         ProviderConfig::OpenAiResponses(remote) => {
             Arc::new(model::openai_responses::OpenAiResponses::new(
                 remote.base_url.clone(),

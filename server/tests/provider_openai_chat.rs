@@ -954,3 +954,26 @@ async fn server_never_runs_the_recorded_mistral_call_when_cut_before_finish() {
     let cut = events.len() - 1;
     cut_run(events, cut, "webSearchTool").await;
 }
+
+#[tokio::test]
+async fn a_local_server_without_a_model_name_uses_its_first_model() {
+    let fake = spawn(vec![Script::Status {
+        status: 200,
+        body: r#"{"object":"list","data":[{"id":"qwen2.5:7b","object":"model"},{"id":"llama3.2","object":"model"}]}"#.to_owned(),
+        retry_after: None,
+    }])
+    .await;
+    let adapter = OpenAiChat::new(fake.base_url("/v1"), None, "", settings()).unwrap();
+    assert_eq!(adapter.discover_model().await.unwrap(), "qwen2.5:7b");
+    assert_eq!(fake.requests()[0].path, "/v1/models");
+
+    let missing = spawn(vec![Script::Status {
+        status: 404,
+        body: "{}".to_owned(),
+        retry_after: None,
+    }])
+    .await;
+    let adapter = OpenAiChat::new(missing.base_url("/v1"), None, "", settings()).unwrap();
+    let error = adapter.discover_model().await.unwrap_err().to_string();
+    assert!(error.contains("DATBAN_MODEL"), "{error}");
+}

@@ -61,6 +61,39 @@ impl OpenAiChat {
         })
     }
 
+    /// Asks the server which models it serves (`GET {base_url}/models`) and takes the first:
+    /// a local Ollama or vLLM server then needs no `DATBAN_MODEL`.
+    pub async fn discover_model(&self) -> Result<String, ProviderError> {
+        let url = format!("{}/models", self.base_url);
+        let failed = |why: String| ProviderError {
+            message: format!("cannot list the models at {url} ({why}); set DATBAN_MODEL"),
+        };
+        let response = http::send(
+            || {
+                let request = self.client.get(&url);
+                match &self.api_key {
+                    Some(key) => request.bearer_auth(key),
+                    None => request,
+                }
+            },
+            &self.settings,
+        )
+        .await
+        .map_err(|e| failed(self.redact(e).message))?;
+        let body: Value = response.json().await.map_err(|e| failed(e.to_string()))?;
+        body["data"]
+            .as_array()
+            .and_then(|models| models.iter().find_map(|m| m["id"].as_str()))
+            .map(str::to_owned)
+            .ok_or_else(|| failed("the list is empty".to_owned()))
+    }
+
+    /// Sets the model (after [`OpenAiChat::discover_model`]).
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
     /// The endpoint requests go to.
     pub fn url(&self) -> String {
         format!("{}/chat/completions", self.base_url)

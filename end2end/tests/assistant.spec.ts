@@ -1,27 +1,7 @@
-import { test, expect, type Page, type Locator } from '@playwright/test';
+import { test, expect, type Page } from '@playwright/test';
+import { open, send, settled, tool } from './helpers';
 
 // Every scenario a person meets with the offline model and no API key.
-
-async function open(page: Page) {
-  await page.goto('/');
-  await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
-}
-
-async function send(page: Page, text: string) {
-  const box = page.getByRole('textbox', { name: 'Tin nhắn' });
-  await box.fill(text);
-  await page.getByRole('button', { name: 'Gửi' }).click();
-}
-
-/** Waits until the assistant has finished its reply (the send button comes back). */
-async function settled(page: Page) {
-  await expect(page.locator('[data-streaming="true"]')).toHaveCount(0, { timeout: 20_000 });
-}
-
-function tool(page: Page, name: string, state?: string): Locator {
-  const selector = state ? `[data-tool="${name}"][data-state="${state}"]` : `[data-tool="${name}"]`;
-  return page.locator(selector);
-}
 
 async function searchThenAsk(page: Page, booking: string) {
   await open(page);

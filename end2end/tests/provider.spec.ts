@@ -1,4 +1,5 @@
-import { test, expect, type Page, type Locator } from '@playwright/test';
+import { test, expect } from '@playwright/test';
+import { open, send, settled, tool } from './helpers';
 
 // One booking with the server talking to a model over a real socket: `cargo xtask test`
 // starts end2end/fake-openai.mjs, points a second server at it (DATBAN_PROVIDER=openai)
@@ -21,34 +22,13 @@ type ChatRequest = {
 };
 type IssuedCall = { id: string; name: string; arguments: string };
 
-async function open(page: Page) {
-  await page.goto('/');
-  await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
-}
-
-async function send(page: Page, text: string) {
-  const box = page.getByRole('textbox', { name: 'Tin nhắn' });
-  await box.fill(text);
-  await page.getByRole('button', { name: 'Gửi' }).click();
-}
-
-/** Waits until the assistant has finished its reply (the send button comes back). */
-async function settled(page: Page) {
-  await expect(page.locator('[data-streaming="true"]')).toHaveCount(0, { timeout: 20_000 });
-}
-
-function tool(page: Page, name: string, state?: string): Locator {
-  const selector = state ? `[data-tool="${name}"][data-state="${state}"]` : `[data-tool="${name}"]`;
-  return page.locator(selector);
-}
-
 test.describe('@provider: a booking through an OpenAI-compatible provider', () => {
-  test.skip(!fakeUrl, 'needs FAKE_OPENAI_URL: run by `cargo xtask test` against fake-openai.mjs');
-
   test('the fake model proposes a booking, the person confirms, the receipt and the summary agree', async ({
     page,
     request,
   }) => {
+    // Run by `cargo xtask test`, which starts fake-openai.mjs and names it here.
+    expect(fakeUrl, 'FAKE_OPENAI_URL must name the fake provider').toBeTruthy();
     await open(page);
     await send(page, 'Đặt bàn ở Chả Cá Thăng Long cho 2 người tối mai lúc 19:00');
 

@@ -7,22 +7,19 @@ mod support;
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use futures::StreamExt;
-use leptos::prelude::LeptosOptions;
 use serde_json::{json, Value};
 use server::{
-    agent::{AgentConfig, Clock},
-    db,
+    agent::AgentConfig,
     model::{
         http::{HttpSettings, SseEvent},
         openai_chat::{decode, OpenAiChat},
         FinishReason, ModelEvent, ModelMessage, ModelProvider, ModelRequest, ProposedCall,
         ProviderError, SharedProvider, ToolSpec,
     },
-    AppState,
 };
 use support::{
     fake_provider::{fixture, spawn, FakeProvider, Script, Wire},
-    read_reply, Reply,
+    Reply,
 };
 
 const KEY: &str = "test-key";
@@ -722,62 +719,6 @@ async fn a_transport_error_is_passed_on_and_stops() {
 // ---------------------------------------------------------------------------------------
 // 3. The whole server on this adapter.
 
-struct App {
-    addr: std::net::SocketAddr,
-    client: reqwest::Client,
-    server: tokio::task::JoinHandle<()>,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for App {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-impl App {
-    async fn chat(&self, text: &str) -> Reply {
-        let response = self
-            .client
-            .post(format!("http://{}/api/chat", self.addr))
-            .json(&json!({"text": text}))
-            .send()
-            .await
-            .unwrap();
-        read_reply(response).await
-    }
-}
-
-/// The datban server with `provider` as its model.
-async fn spawn_server(provider: SharedProvider, config: AgentConfig) -> App {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("app.db");
-    let pool = db::connect(&format!("sqlite://{}", path.display()))
-        .await
-        .unwrap();
-    let clock: Clock = Arc::new(support::now);
-    let state = AppState::new(
-        LeptosOptions::builder().output_name("datban").build(),
-        pool,
-        provider,
-        config,
-        clock,
-    )
-    .await
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, server::app(state)).await.unwrap();
-    });
-    App {
-        addr,
-        client: support::new_client(),
-        server,
-        _dir: dir,
-    }
-}
-
 fn provider_for(fake: &FakeProvider) -> SharedProvider {
     Arc::new(adapter(fake, Some(KEY)))
 }
@@ -824,8 +765,8 @@ async fn server_answers_an_unknown_tool_with_the_list_of_tools() {
         cut_after: None,
     };
     let fake = spawn(vec![rocket, text_answer("I cannot launch rockets.")]).await;
-    let app = spawn_server(provider_for(&fake), AgentConfig::default()).await;
-    let reply = app.chat("Launch a rocket").await;
+    let app = support::spawn_app_with_provider(provider_for(&fake)).await;
+    let reply = app.chat(None, "Launch a rocket").await;
     assert_ends_well_formed(&reply);
     let errors = reply.of_type("tool-input-error");
     assert_eq!(errors.len(), 1, "{:#?}", reply.events);
@@ -877,8 +818,8 @@ async fn server_retries_a_500_then_streams_the_recorded_groq_call() {
         max_tool_errors: 1,
         ..AgentConfig::default()
     };
-    let app = spawn_server(provider_for(&fake), config).await;
-    let reply = app.chat("Weather?").await;
+    let app = support::spawn_app_with_provider_and(provider_for(&fake), config).await;
+    let reply = app.chat(None, "Weather?").await;
     assert_ends_well_formed(&reply);
     assert_eq!(fake.requests().len(), 2);
     let expected = recorded(&fixture(CHAT_FIXTURES[1]));
@@ -912,8 +853,8 @@ async fn cut_run(events: Vec<String>, cut: usize, tool: &str) {
         cut_after: Some(cut),
     }])
     .await;
-    let app = spawn_server(provider_for(&fake), AgentConfig::default()).await;
-    let reply = app.chat("Thời tiết Hà Nội?").await;
+    let app = support::spawn_app_with_provider(provider_for(&fake)).await;
+    let reply = app.chat(None, "Thời tiết Hà Nội?").await;
     assert_ends_well_formed(&reply);
     assert_eq!(
         reply.status_of_run().as_deref(),

@@ -182,3 +182,97 @@ pub fn decode_with<D: Decode>(
         });
     })
 }
+
+/// An OpenAI-style HTTP endpoint: base URL, optional bearer key, model name. Shared by the
+/// Chat Completions and Responses adapters so both send, stream and redact alike.
+#[derive(Clone)]
+pub struct Endpoint {
+    /// The HTTP client.
+    pub client: reqwest::Client,
+    /// Timeouts and retries.
+    pub settings: HttpSettings,
+    /// Base URL without a trailing `/`.
+    pub base_url: String,
+    /// The key, sent as `Authorization: Bearer`; never printed.
+    pub api_key: Option<String>,
+    /// The model name.
+    pub model: String,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+impl Endpoint {
+    /// An endpoint; a trailing `/` on `base_url` is dropped and a blank key counts as none.
+    pub fn new(
+        base_url: impl Into<String>,
+        api_key: Option<String>,
+        model: impl Into<String>,
+        settings: HttpSettings,
+    ) -> Result<Self, ProviderError> {
+        Ok(Self {
+            client: client(&settings)?,
+            settings,
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            api_key: api_key.filter(|key| !key.trim().is_empty()),
+            model: model.into(),
+        })
+    }
+
+    /// `{base_url}{path}`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// Adds the bearer key when there is one.
+    pub fn authorize(&self, request: RequestBuilder) -> RequestBuilder {
+        match &self.api_key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    }
+
+    /// Removes the key from a message bound for the log (an error body could echo it).
+    pub fn redact(&self, mut error: ProviderError) -> ProviderError {
+        if let Some(key) = &self.api_key {
+            if error.message.contains(key.as_str()) {
+                error.message = error.message.replace(key.as_str(), "[redacted]");
+            }
+        }
+        error
+    }
+
+    /// POSTs `body` to `path` and decodes the streamed answer with `D`; every error is
+    /// redacted.
+    pub fn stream<D: Decode>(&self, path: &str, body: serde_json::Value) -> TurnStream {
+        let this = self.clone();
+        let url = self.url(path);
+        Box::pin(async_stream::stream! {
+            let make = || {
+                this.authorize(
+                    this.client
+                        .post(&url)
+                        .header(reqwest::header::ACCEPT, "text/event-stream")
+                        .json(&body),
+                )
+            };
+            match send(make, &this.settings).await {
+                Ok(response) => {
+                    let mut turn = decode_with::<D>(events(response));
+                    while let Some(item) = turn.next().await {
+                        yield item.map_err(|error| this.redact(error));
+                    }
+                }
+                Err(error) => yield Err(this.redact(error)),
+            }
+        })
+    }
+}

@@ -9,36 +9,18 @@
 //! ends without a `finish_reason` and without `[DONE]` is an error, so a half-received
 //! call is never run.
 
-use std::fmt;
-
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use serde_json::{json, Map, Value};
 
 use super::{
-    http::{self, Decode, HttpSettings, SseEvent, Step},
+    http::{self, Decode, Endpoint, HttpSettings, SseEvent, Step},
     FinishReason, ModelEvent, ModelMessage, ModelProvider, ModelRequest, ProviderError, TurnStream,
 };
 
 /// A model behind an OpenAI-compatible Chat Completions endpoint.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct OpenAiChat {
-    client: reqwest::Client,
-    settings: HttpSettings,
-    base_url: String,
-    api_key: Option<String>,
-    model: String,
-}
-
-impl fmt::Debug for OpenAiChat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The key is never printed.
-        f.debug_struct("OpenAiChat")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
-            .field("settings", &self.settings)
-            .finish()
-    }
+    endpoint: Endpoint,
 }
 
 impl OpenAiChat {
@@ -50,36 +32,25 @@ impl OpenAiChat {
         model: impl Into<String>,
         settings: HttpSettings,
     ) -> Result<Self, ProviderError> {
-        let base_url = base_url.into().trim_end_matches('/').to_owned();
-        let api_key = api_key.filter(|key| !key.trim().is_empty());
         Ok(Self {
-            client: http::client(&settings)?,
-            settings,
-            base_url,
-            api_key,
-            model: model.into(),
+            endpoint: Endpoint::new(base_url, api_key, model, settings)?,
         })
     }
 
     /// Asks the server which models it serves (`GET {base_url}/models`) and takes the first:
     /// a local Ollama or vLLM server then needs no `DATBAN_MODEL`.
     pub async fn discover_model(&self) -> Result<String, ProviderError> {
-        let url = format!("{}/models", self.base_url);
+        let endpoint = &self.endpoint;
+        let url = endpoint.url("/models");
         let failed = |why: String| ProviderError {
             message: format!("cannot list the models at {url} ({why}); set DATBAN_MODEL"),
         };
         let response = http::send(
-            || {
-                let request = self.client.get(&url);
-                match &self.api_key {
-                    Some(key) => request.bearer_auth(key),
-                    None => request,
-                }
-            },
-            &self.settings,
+            || endpoint.authorize(endpoint.client.get(&url)),
+            &endpoint.settings,
         )
         .await
-        .map_err(|e| failed(self.redact(e).message))?;
+        .map_err(|e| failed(endpoint.redact(e).message))?;
         let body: Value = response.json().await.map_err(|e| failed(e.to_string()))?;
         body["data"]
             .as_array()
@@ -90,13 +61,13 @@ impl OpenAiChat {
 
     /// Sets the model (after [`OpenAiChat::discover_model`]).
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
-        self.model = model.into();
+        self.endpoint.model = model.into();
         self
     }
 
     /// The endpoint requests go to.
     pub fn url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+        self.endpoint.url("/chat/completions")
     }
 
     /// The JSON body of a streamed request for one turn.
@@ -142,7 +113,7 @@ impl OpenAiChat {
             });
         }
         let mut body = json!({
-            "model": self.model,
+            "model": self.endpoint.model,
             "stream": true,
             "stream_options": {"include_usage": true},
             "messages": messages,
@@ -167,45 +138,12 @@ impl OpenAiChat {
         }
         body
     }
-
-    /// Removes the key from a message bound for the log (an error body could echo it).
-    fn redact(&self, mut error: ProviderError) -> ProviderError {
-        if let Some(key) = &self.api_key {
-            if error.message.contains(key.as_str()) {
-                error.message = error.message.replace(key.as_str(), "[redacted]");
-            }
-        }
-        error
-    }
 }
 
 impl ModelProvider for OpenAiChat {
     fn stream_turn(&self, request: ModelRequest) -> TurnStream {
-        let body = self.request_body(&request);
-        let this = self.clone();
-        Box::pin(async_stream::stream! {
-            let url = this.url();
-            let make = || {
-                let builder = this
-                    .client
-                    .post(&url)
-                    .header(reqwest::header::ACCEPT, "text/event-stream")
-                    .json(&body);
-                match &this.api_key {
-                    Some(key) => builder.bearer_auth(key),
-                    None => builder,
-                }
-            };
-            match http::send(make, &this.settings).await {
-                Ok(response) => {
-                    let mut turn = decode(http::events(response));
-                    while let Some(item) = turn.next().await {
-                        yield item.map_err(|error| this.redact(error));
-                    }
-                }
-                Err(error) => yield Err(this.redact(error)),
-            }
-        })
+        self.endpoint
+            .stream::<Decoder>("/chat/completions", self.request_body(&request))
     }
 }
 
@@ -220,6 +158,23 @@ struct PendingCall {
     started: bool,
     /// Argument pieces that came before the id and name.
     buffered: Vec<String>,
+}
+
+impl PendingCall {
+    /// Announces the call, then the argument pieces held back until its id and name came.
+    fn start(&mut self, out: &mut Vec<ModelEvent>) {
+        self.started = true;
+        out.push(ModelEvent::ToolCallStart {
+            id: self.id.clone(),
+            name: self.name.clone(),
+        });
+        for delta in std::mem::take(&mut self.buffered) {
+            out.push(ModelEvent::ToolCallDelta {
+                id: self.id.clone(),
+                delta,
+            });
+        }
+    }
 }
 
 /// The decoder's state over one response.
@@ -335,17 +290,7 @@ impl Decoder {
             other => other.to_string(),
         };
         if !call.started && !call.id.is_empty() && !call.name.is_empty() {
-            call.started = true;
-            out.push(ModelEvent::ToolCallStart {
-                id: call.id.clone(),
-                name: call.name.clone(),
-            });
-            for delta in std::mem::take(&mut call.buffered) {
-                out.push(ModelEvent::ToolCallDelta {
-                    id: call.id.clone(),
-                    delta,
-                });
-            }
+            call.start(out);
         }
         if arguments.is_empty() {
             return;
@@ -368,17 +313,7 @@ impl Decoder {
                 if call.id.is_empty() {
                     call.id = format!("call_{}", call.index);
                 }
-                call.started = true;
-                out.push(ModelEvent::ToolCallStart {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                });
-                for delta in std::mem::take(&mut call.buffered) {
-                    out.push(ModelEvent::ToolCallDelta {
-                        id: call.id.clone(),
-                        delta,
-                    });
-                }
+                call.start(out);
             }
         }
         for call in &self.calls {

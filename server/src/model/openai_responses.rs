@@ -10,34 +10,18 @@
 
 use std::collections::HashMap;
 
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use serde_json::{json, Value};
 
 use super::{
-    http::{self, Decode, HttpSettings, SseEvent, Step},
+    http::{self, Decode, Endpoint, HttpSettings, SseEvent, Step},
     FinishReason, ModelEvent, ModelMessage, ModelProvider, ModelRequest, ProviderError, TurnStream,
 };
 
 /// The OpenAI Responses API adapter.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct OpenAiResponses {
-    client: reqwest::Client,
-    settings: HttpSettings,
-    base_url: String,
-    api_key: Option<String>,
-    model: String,
-}
-
-impl std::fmt::Debug for OpenAiResponses {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The key is never printed, not even in debug output.
-        f.debug_struct("OpenAiResponses")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("model", &self.model)
-            .field("settings", &self.settings)
-            .finish()
-    }
+    endpoint: Endpoint,
 }
 
 impl OpenAiResponses {
@@ -49,13 +33,8 @@ impl OpenAiResponses {
         model: impl Into<String>,
         settings: HttpSettings,
     ) -> Result<Self, ProviderError> {
-        let base_url = base_url.into().trim_end_matches('/').to_owned();
         Ok(Self {
-            client: http::client(&settings)?,
-            settings,
-            base_url,
-            api_key,
-            model: model.into(),
+            endpoint: Endpoint::new(base_url, api_key, model, settings)?,
         })
     }
 
@@ -107,7 +86,7 @@ impl OpenAiResponses {
             })
             .collect();
         json!({
-            "model": self.model,
+            "model": self.endpoint.model,
             "stream": true,
             "store": false,
             "instructions": request.system,
@@ -119,29 +98,8 @@ impl OpenAiResponses {
 
 impl ModelProvider for OpenAiResponses {
     fn stream_turn(&self, request: ModelRequest) -> TurnStream {
-        let body = self.request_body(&request);
-        let client = self.client.clone();
-        let settings = self.settings;
-        let url = format!("{}/responses", self.base_url);
-        let api_key = self.api_key.clone();
-        Box::pin(async_stream::stream! {
-            let make = || {
-                let builder = client.post(&url).json(&body);
-                match &api_key {
-                    Some(key) => builder.bearer_auth(key),
-                    None => builder,
-                }
-            };
-            match http::send(make, &settings).await {
-                Err(error) => yield Err(error),
-                Ok(response) => {
-                    let mut turn = decode(http::events(response));
-                    while let Some(item) = turn.next().await {
-                        yield item;
-                    }
-                }
-            }
-        })
+        self.endpoint
+            .stream::<Decoder>("/responses", self.request_body(&request))
     }
 }
 

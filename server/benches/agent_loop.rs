@@ -98,6 +98,7 @@ async fn measure(label: &str, url: &str) {
         provider: Arc::new(provider),
         config: AgentConfig::default(),
         clock,
+        upstreams: Default::default(),
     };
     // Warm up caches (validators, schemas, prepared statements, page cache).
     for _ in 0..5 {

@@ -26,7 +26,7 @@ use serde_json::Value;
 use shared::{
     events::{AgentEvent, UI_MESSAGE_STREAM_VERSION},
     message::{Message, MessageMetadata, RunStatus},
-    tools::{validate_arguments, ToolName, ValidationContext},
+    tools::{validate_arguments, Assistant, ToolName, ValidationContext},
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -243,15 +243,17 @@ async fn chat(
             .await?
             .ok_or_else(|| ApiError::not_found("Conversation"))?,
         None => {
-            let assistant = request.assistant.as_deref().unwrap_or("restaurant");
-            if assistant != "restaurant" {
-                return Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "UNKNOWN_ASSISTANT",
-                    "Unknown assistant; available: restaurant.",
-                ));
-            }
-            store::create_conversation(&state.db, &owner, assistant, now).await?
+            let assistant = match request.assistant.as_deref() {
+                None => Assistant::default(),
+                Some(name) => Assistant::parse(name).ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "UNKNOWN_ASSISTANT",
+                        "Unknown assistant; available: restaurant, gifts, shipping.",
+                    )
+                })?,
+            };
+            store::create_conversation(&state.db, &owner, assistant.as_str(), now).await?
         }
     };
     let lock = state.locks.get(&conversation.id);
@@ -377,6 +379,7 @@ async fn approve(
                 conversation_id: request.conversation_id.clone(),
                 call_id: request.tool_call_id.clone(),
                 now,
+                upstreams: state.agent.upstreams.clone(),
             };
             match tools::precheck(&input, &ctx).await {
                 Ok(()) => {}

@@ -1,19 +1,57 @@
 //! The application database: opening it and bringing its schema up to date.
+//!
+//! One code path for two backends: SQLite (a file, the default) and PostgreSQL (shared by
+//! several server replicas). Every statement in the crate is written once, in SQL both
+//! understand (`$1` placeholders, TEXT and INTEGER columns, `ON CONFLICT`, `RETURNING`).
 
-use std::{path::Path, str::FromStr, time::Duration};
+use std::{fmt, path::Path, str::FromStr, time::Duration};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{
+    any::{AnyConnectOptions, AnyPoolOptions},
+    sqlite::SqliteConnectOptions,
+    Any, AnyConnection, Database, Executor, Transaction,
+};
 
 /// The connection pool handlers share.
-pub type Pool = sqlx::SqlitePool;
+pub type Pool = sqlx::AnyPool;
+
+/// Which database server a pool talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A SQLite file (or memory).
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend a URL scheme names, if we support it.
+    pub fn from_scheme(scheme: &str) -> Option<Self> {
+        match scheme {
+            "sqlite" => Some(Self::Sqlite),
+            "postgres" | "postgresql" => Some(Self::Postgres),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Sqlite => "SQLite",
+            Self::Postgres => "PostgreSQL",
+        })
+    }
+}
 
 /// Why the database could not be made ready.
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
-    /// `DATABASE_URL` is not a URL sqlx understands.
-    #[error("DATABASE_URL is not a valid SQLite URL ({0})")]
-    BadUrl(sqlx::Error),
-    /// The folder for the database file could not be created.
+    /// `DATABASE_URL` is not a URL of a database we support. The URL itself is left out:
+    /// a Postgres URL may hold a password.
+    #[error("DATABASE_URL must be a sqlite:… or postgres://… URL: {0}")]
+    BadUrl(String),
+    /// The folder for the SQLite file could not be created.
     #[error("cannot create the folder {path} for the database: {source}")]
     CreateDir {
         /// The folder we tried to create.
@@ -21,26 +59,64 @@ pub enum DbError {
         /// What the operating system said.
         source: std::io::Error,
     },
-    /// Opening the database failed.
-    #[error("cannot open the database: {0}")]
-    Open(sqlx::Error),
+    /// Opening the database (or connecting to the server) failed.
+    #[error("cannot open the {backend} database: {source}")]
+    Open {
+        /// SQLite or PostgreSQL.
+        backend: Backend,
+        /// What sqlx said.
+        source: sqlx::Error,
+    },
     /// A migration failed; the database is left as the last successful migration made it.
-    #[error("cannot migrate the database: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot migrate the {backend} database: {source}")]
+    Migrate {
+        /// SQLite or PostgreSQL.
+        backend: Backend,
+        /// What the migrator said.
+        source: sqlx::migrate::MigrateError,
+    },
 }
 
-/// Opens (creating if needed) the SQLite database at `url` and runs pending migrations.
+/// Opens the database at `url` and runs pending migrations: a `sqlite:` URL opens (creating
+/// if needed) a file, a `postgres://` URL connects to a server.
+///
+/// Replicas sharing one Postgres database may all call this at start: sqlx's migrator
+/// holds an advisory lock while it migrates, so each migration runs once.
 pub async fn connect(url: &str) -> Result<Pool, DbError> {
-    let options = SqliteConnectOptions::from_str(url)
-        .map_err(DbError::BadUrl)?
-        .create_if_missing(true)
-        // WAL lets readers proceed while a booking commits; NORMAL is durable in WAL mode
-        // across application crashes, which is what idempotency records rely on.
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal)
-        .foreign_keys(true)
-        .busy_timeout(Duration::from_secs(5));
-    if let Some(parent) = Path::new(options.get_filename()).parent() {
+    // Idempotent (sqlx guards it with its own `Once`), so every call may make it.
+    sqlx::any::install_default_drivers();
+    let options = AnyConnectOptions::from_str(url).map_err(|e| DbError::BadUrl(e.to_string()))?;
+    let scheme = options.database_url.scheme().to_owned();
+    let backend = Backend::from_scheme(&scheme)
+        .ok_or_else(|| DbError::BadUrl(format!("unsupported scheme \"{scheme}\"")))?;
+    let pool = match backend {
+        Backend::Sqlite => open_sqlite(url, options).await?,
+        Backend::Postgres => AnyPoolOptions::new()
+            .max_connections(10)
+            .connect_with(options)
+            .await
+            .map_err(|source| DbError::Open { backend, source })?,
+    };
+    sqlx::migrate!("./migrations")
+        .run(&pool)
+        .await
+        .map_err(|source| DbError::Migrate { backend, source })?;
+    Ok(pool)
+}
+
+/// The SQLite settings every connection gets. journal_mode is stored in the file; the
+/// others hold per connection, hence a hook on each new connection.
+///
+/// WAL lets readers proceed while a booking commits; NORMAL is durable in WAL mode across
+/// application crashes, which is what idempotency records rely on.
+const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                              PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;";
+
+async fn open_sqlite(url: &str, mut options: AnyConnectOptions) -> Result<Pool, DbError> {
+    let backend = Backend::Sqlite;
+    let sqlite = SqliteConnectOptions::from_str(url)
+        .map_err(|e| DbError::BadUrl(format!("not a SQLite URL ({e})")))?;
+    if let Some(parent) = Path::new(sqlite.get_filename()).parent() {
         if !parent.as_os_str().is_empty() && !parent.exists() {
             std::fs::create_dir_all(parent).map_err(|source| DbError::CreateDir {
                 path: parent.display().to_string(),
@@ -48,11 +124,160 @@ pub async fn connect(url: &str) -> Result<Pool, DbError> {
             })?;
         }
     }
-    let pool = SqlitePoolOptions::new()
+    // The Any driver only passes the URL on, so "create the file if missing" must be in it.
+    // A URL that names its own mode (memory, read-only…) keeps it.
+    let has_mode = options.database_url.query_pairs().any(|(key, _)| key == "mode");
+    if !has_mode {
+        options
+            .database_url
+            .query_pairs_mut()
+            .append_pair("mode", "rwc");
+    }
+    AnyPoolOptions::new()
         .max_connections(8)
+        .after_connect(|conn, _meta| {
+            Box::pin(async move {
+                conn.execute(SQLITE_PRAGMAS).await?;
+                Ok(())
+            })
+        })
         .connect_with(options)
         .await
-        .map_err(DbError::Open)?;
-    sqlx::migrate!("./migrations").run(&pool).await?;
-    Ok(pool)
+        .map_err(|source| DbError::Open { backend, source })
+}
+
+/// The backend `pool` talks to.
+pub fn backend(pool: &Pool) -> Backend {
+    // `connect` only builds pools for URLs `from_scheme` accepts.
+    Backend::from_scheme(pool.connect_options().database_url.scheme()).unwrap_or(Backend::Sqlite)
+}
+
+/// Begins a transaction that is about to read and then write depending on what it read.
+///
+/// On SQLite, `BEGIN IMMEDIATE` takes the database's write lock at once, so nothing can
+/// commit between the read and the write. Postgres has no database-wide lock: pair this
+/// with [`lock_for_update`] on the row that stands for what is being decided.
+pub async fn begin_write(pool: &Pool) -> Result<Transaction<'static, Any>, sqlx::Error> {
+    match backend(pool) {
+        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+        Backend::Postgres => pool.begin().await,
+    }
+}
+
+/// On Postgres, runs `select_for_update` (`SELECT … WHERE id = $1 FOR UPDATE`) to lock that
+/// row until the transaction ends: another transaction locking the same row waits, and its
+/// next statement (READ COMMITTED) sees what this one committed. On SQLite it does
+/// nothing: there is no `FOR UPDATE`, and [`begin_write`] already holds the only write lock.
+pub async fn lock_for_update(
+    conn: &mut AnyConnection,
+    select_for_update: &'static str,
+    id: &str,
+) -> Result<(), sqlx::Error> {
+    if conn.backend_name() == <sqlx::Postgres as Database>::NAME {
+        sqlx::query(select_for_update)
+            .bind(id)
+            .fetch_optional(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Test databases: a temporary SQLite file, or a fresh database on the PostgreSQL server
+/// `DATBAN_TEST_POSTGRES_URL` names. The same file serves the integration tests.
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../tests/support/test_db.rs"]
+pub(crate) mod test_db;
+
+/// A migrated pool on a fresh test database, and the guard that removes the database.
+#[cfg(test)]
+pub(crate) async fn test_pool() -> (Pool, test_db::TestDatabase) {
+    let (url, guard) = test_db::test_database_url().await;
+    match connect(&url).await {
+        Ok(pool) => (pool, guard),
+        Err(error) => panic!("test database: {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes() {
+        assert_eq!(Backend::from_scheme("sqlite"), Some(Backend::Sqlite));
+        assert_eq!(Backend::from_scheme("postgres"), Some(Backend::Postgres));
+        assert_eq!(Backend::from_scheme("postgresql"), Some(Backend::Postgres));
+        assert_eq!(Backend::from_scheme("mysql"), None);
+    }
+
+    #[tokio::test]
+    async fn bad_urls_name_no_backend_they_are_not() {
+        let error = connect("mysql://root:secret@localhost/db").await.unwrap_err();
+        let text = error.to_string();
+        assert!(matches!(error, DbError::BadUrl(_)), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+        // An option Postgres rejects fails at once (a refused connection is retried for 30 s).
+        let error = connect("postgres://nobody@127.0.0.1:1/none?sslmode=sometimes")
+            .await
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("PostgreSQL") && !text.contains("SQLite"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn sqlite_files_are_created_with_wal_and_foreign_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("nested/folder/app.db");
+        let pool = connect(&format!("sqlite://{}", file.display())).await.unwrap();
+        assert!(file.exists());
+        assert_eq!(backend(&pool), Backend::Sqlite);
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let keys: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(keys, 1);
+        let sync: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(sync, 1, "NORMAL");
+    }
+
+    #[tokio::test]
+    async fn test_pool_uses_the_backend_asked_for() {
+        let (pool, _db) = test_pool().await;
+        let expected = if test_db::postgres_admin_url().is_some() {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        };
+        assert_eq!(backend(&pool), expected);
+    }
+
+    #[test]
+    fn the_database_of_a_test_url_is_replaced() {
+        use test_db::with_database;
+        assert_eq!(
+            with_database("postgres://postgres@127.0.0.1:5432/postgres", "t1"),
+            "postgres://postgres@127.0.0.1:5432/t1"
+        );
+        assert_eq!(
+            with_database("postgres://u:p@host/postgres?sslmode=disable", "t1"),
+            "postgres://u:p@host/t1?sslmode=disable"
+        );
+        assert_eq!(
+            with_database("postgres://u@host:1", "t1"),
+            "postgres://u@host:1/t1"
+        );
+        assert_eq!(
+            with_database("postgres:///postgres?host=/run/pg", "t1"),
+            "postgres:///t1?host=/run/pg"
+        );
+    }
 }

@@ -55,6 +55,7 @@ impl AppState {
                 provider,
                 config,
                 clock,
+                upstreams: tools::Upstreams::default(),
             },
             db,
             locks: api::ConversationLocks::default(),

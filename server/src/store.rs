@@ -54,7 +54,7 @@ pub async fn create_conversation(
     let id = new_id("conv");
     let at = timestamp(now);
     sqlx::query(
-        "INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(&id)
     .bind(owner_id)
@@ -77,7 +77,7 @@ pub async fn find_conversation(
     owner_id: &str,
 ) -> Result<Option<Conversation>, StoreError> {
     Ok(sqlx::query_as::<_, Conversation>(
-        "SELECT id, owner_id, assistant FROM conversations WHERE id = ? AND owner_id = ?",
+        "SELECT id, owner_id, assistant FROM conversations WHERE id = $1 AND owner_id = $2",
     )
     .bind(id)
     .bind(owner_id)
@@ -95,7 +95,7 @@ fn decode(id: String, body: &str) -> Result<Message, StoreError> {
 /// All messages of a conversation, oldest first.
 pub async fn messages(db: &Pool, conversation_id: &str) -> Result<Vec<Message>, StoreError> {
     let rows: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, body FROM messages WHERE conversation_id = ? ORDER BY seq")
+        sqlx::query_as("SELECT id, body FROM messages WHERE conversation_id = $1 ORDER BY seq")
             .bind(conversation_id)
             .fetch_all(db)
             .await?;
@@ -111,7 +111,7 @@ pub async fn message(
     message_id: &str,
 ) -> Result<Option<Message>, StoreError> {
     let row: Option<(String, String)> =
-        sqlx::query_as("SELECT id, body FROM messages WHERE conversation_id = ? AND id = ?")
+        sqlx::query_as("SELECT id, body FROM messages WHERE conversation_id = $1 AND id = $2")
             .bind(conversation_id)
             .bind(message_id)
             .fetch_optional(db)
@@ -137,19 +137,27 @@ pub async fn append_message(
     };
     let at = timestamp(now);
     let mut tx = db.begin().await?;
+    // Replicas sharing a Postgres database may append to one conversation at once: the row
+    // lock makes the second wait and number its message after the first's. (On SQLite the
+    // INSERT below already runs under the one write lock.)
+    crate::db::lock_for_update(
+        &mut tx,
+        "SELECT id FROM conversations WHERE id = $1 FOR UPDATE",
+        conversation_id,
+    )
+    .await?;
     sqlx::query(
         "INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
-         VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?), ?, ?, ?)",
+         VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = $2), $3, $4, $5)",
     )
     .bind(&message.id)
-    .bind(conversation_id)
     .bind(conversation_id)
     .bind(role)
     .bind(encode(message))
     .bind(&at)
     .execute(&mut *tx)
     .await?;
-    sqlx::query("UPDATE conversations SET updated_at = ? WHERE id = ?")
+    sqlx::query("UPDATE conversations SET updated_at = $1 WHERE id = $2")
         .bind(&at)
         .bind(conversation_id)
         .execute(&mut *tx)
@@ -164,7 +172,7 @@ pub async fn save_message(
     conversation_id: &str,
     message: &Message,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE messages SET body = ? WHERE conversation_id = ? AND id = ?")
+    sqlx::query("UPDATE messages SET body = $1 WHERE conversation_id = $2 AND id = $3")
         .bind(encode(message))
         .bind(conversation_id)
         .bind(&message.id)
@@ -198,7 +206,7 @@ pub async fn insert_pending(
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO pending_calls (tool_call_id, conversation_id, owner_id, message_id, tool_name, input, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(&call.tool_call_id)
     .bind(&call.conversation_id)
@@ -229,7 +237,7 @@ pub async fn peek_pending(
     Ok(sqlx::query_as::<_, PendingCall>(concat!(
         "SELECT ",
         pending_columns!(),
-        " FROM pending_calls WHERE tool_call_id = ? AND conversation_id = ? AND owner_id = ?"
+        " FROM pending_calls WHERE tool_call_id = $1 AND conversation_id = $2 AND owner_id = $3"
     ))
     .bind(tool_call_id)
     .bind(conversation_id)
@@ -247,7 +255,7 @@ pub async fn take_pending(
     owner_id: &str,
 ) -> Result<Option<PendingCall>, StoreError> {
     Ok(sqlx::query_as::<_, PendingCall>(concat!(
-        "DELETE FROM pending_calls WHERE tool_call_id = ? AND conversation_id = ? AND owner_id = ? RETURNING ",
+        "DELETE FROM pending_calls WHERE tool_call_id = $1 AND conversation_id = $2 AND owner_id = $3 RETURNING ",
         pending_columns!()
     ))
     .bind(tool_call_id)
@@ -264,7 +272,7 @@ pub async fn take_all_pending(
     owner_id: &str,
 ) -> Result<Vec<PendingCall>, StoreError> {
     Ok(sqlx::query_as::<_, PendingCall>(concat!(
-        "DELETE FROM pending_calls WHERE conversation_id = ? AND owner_id = ? RETURNING ",
+        "DELETE FROM pending_calls WHERE conversation_id = $1 AND owner_id = $2 RETURNING ",
         pending_columns!()
     ))
     .bind(conversation_id)
@@ -276,7 +284,7 @@ pub async fn take_all_pending(
 /// How many calls of an assistant message still wait for a decision.
 pub async fn pending_count(db: &Pool, message_id: &str) -> Result<i64, StoreError> {
     let (count,): (i64,) =
-        sqlx::query_as("SELECT COUNT(*) FROM pending_calls WHERE message_id = ?")
+        sqlx::query_as("SELECT COUNT(*) FROM pending_calls WHERE message_id = $1")
             .bind(message_id)
             .fetch_one(db)
             .await?;
@@ -285,7 +293,7 @@ pub async fn pending_count(db: &Pool, message_id: &str) -> Result<i64, StoreErro
 
 /// A server setting.
 pub async fn setting(db: &Pool, key: &str) -> Result<Option<String>, StoreError> {
-    let row: Option<(String,)> = sqlx::query_as("SELECT value FROM settings WHERE key = ?")
+    let row: Option<(String,)> = sqlx::query_as("SELECT value FROM settings WHERE key = $1")
         .bind(key)
         .fetch_optional(db)
         .await?;
@@ -295,7 +303,7 @@ pub async fn setting(db: &Pool, key: &str) -> Result<Option<String>, StoreError>
 /// Stores a setting unless one is there already; returns the value in force (so that
 /// several processes starting together agree on one).
 pub async fn setting_or_insert(db: &Pool, key: &str, value: &str) -> Result<String, StoreError> {
-    sqlx::query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
+    sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
         .bind(key)
         .bind(value)
         .execute(db)

@@ -392,14 +392,13 @@ async fn fifty_simultaneous_decisions_make_exactly_one_booking() {
 
 #[tokio::test]
 async fn a_restart_between_pause_and_decision_keeps_the_pending_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("restart.db");
-    let first = spawn_app_on(path.clone(), AgentConfig::default()).await;
+    let (url, _db) = support::test_database_url().await;
+    let first = spawn_app_on(url.clone(), AgentConfig::default()).await;
     let (conversation, call) = pending_booking(&first).await;
     let client = first.client.clone();
     drop(first);
 
-    let mut second = spawn_app_on(path, AgentConfig::default()).await;
+    let mut second = spawn_app_on(url, AgentConfig::default()).await;
     second.client = client;
     let (status, body) = second
         .get_json(&format!("/api/conversations/{conversation}"))

@@ -4,13 +4,13 @@ mod support;
 
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;
-use server::{app, db, AppState};
-use support::test_state;
+use server::{app, AppState};
+use support::{test_pool, test_state, TestDatabase};
 use tower::ServiceExt;
 
-async fn state(dir: &tempfile::TempDir) -> AppState {
-    let url = format!("sqlite://{}", dir.path().join("test.db").display());
-    test_state(db::connect(&url).await.unwrap()).await
+async fn state() -> (AppState, TestDatabase) {
+    let (pool, guard) = test_pool().await;
+    (test_state(pool).await, guard)
 }
 
 async fn get(app: axum::Router, uri: &str) -> (u16, serde_json::Value) {
@@ -28,8 +28,8 @@ async fn get(app: axum::Router, uri: &str) -> (u16, serde_json::Value) {
 
 #[tokio::test]
 async fn healthz_reports_ok_and_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let (status, body) = get(app(state(&dir).await), "/healthz").await;
+    let (state, _db) = state().await;
+    let (status, body) = get(app(state), "/healthz").await;
     assert_eq!(status, 200);
     assert_eq!(
         body,
@@ -39,8 +39,7 @@ async fn healthz_reports_ok_and_version() {
 
 #[tokio::test]
 async fn healthz_reports_unavailable_when_the_database_is_gone() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = state(&dir).await;
+    let (state, _db) = state().await;
     state.db.close().await;
     let (status, body) = get(app(state), "/healthz").await;
     assert_eq!(status, 503);

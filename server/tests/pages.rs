@@ -4,14 +4,13 @@ mod support;
 
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;
-use server::{app, db};
-use support::test_state;
+use server::app;
+use support::{test_pool, test_state};
 use tower::ServiceExt;
 
 async fn get_html(uri: &str) -> (u16, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("test.db").display());
-    let state = test_state(db::connect(&url).await.unwrap()).await;
+    let (pool, _db) = test_pool().await;
+    let state = test_state(pool).await;
     let response = app(state)
         .oneshot(Request::get(uri).body(Body::empty()).unwrap())
         .await

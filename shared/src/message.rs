@@ -5,7 +5,11 @@ use serde_json::Value;
 
 use crate::{
     partial_json::PartialJson,
-    tools::{CreateBooking, GetWeather, SearchRestaurants, Tool, ToolError, ToolName},
+    tools::{
+        CancelBooking, CreateBooking, CreateCheckoutSession, GetWeather, ListBookings,
+        PrepareCheckout, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolError,
+        ToolName,
+    },
 };
 
 /// Who wrote a message.
@@ -331,6 +335,24 @@ pub enum ToolPart {
     /// A `createBooking` call.
     #[serde(rename = "createBooking")]
     CreateBooking(ToolCall<CreateBooking>),
+    /// A `listBookings` call.
+    #[serde(rename = "listBookings")]
+    ListBookings(ToolCall<ListBookings>),
+    /// A `cancelBooking` call.
+    #[serde(rename = "cancelBooking")]
+    CancelBooking(ToolCall<CancelBooking>),
+    /// A `suggest_gifts` call.
+    #[serde(rename = "suggest_gifts")]
+    SuggestGifts(ToolCall<SuggestGifts>),
+    /// A `prepare_checkout` call.
+    #[serde(rename = "prepare_checkout")]
+    PrepareCheckout(ToolCall<PrepareCheckout>),
+    /// A `create_checkout_session` call.
+    #[serde(rename = "create_checkout_session")]
+    CreateCheckoutSession(ToolCall<CreateCheckoutSession>),
+    /// A `shipping_quote` call.
+    #[serde(rename = "shipping_quote")]
+    ShippingQuote(ToolCall<ShippingQuote>),
     /// A call to a tool that does not exist.
     #[serde(rename = "unknown")]
     Unknown(UnknownToolCall),
@@ -346,6 +368,14 @@ impl ToolPart {
                 ToolPart::SearchRestaurants(ToolCall::streaming(id))
             }
             Some(ToolName::CreateBooking) => ToolPart::CreateBooking(ToolCall::streaming(id)),
+            Some(ToolName::ListBookings) => ToolPart::ListBookings(ToolCall::streaming(id)),
+            Some(ToolName::CancelBooking) => ToolPart::CancelBooking(ToolCall::streaming(id)),
+            Some(ToolName::SuggestGifts) => ToolPart::SuggestGifts(ToolCall::streaming(id)),
+            Some(ToolName::PrepareCheckout) => ToolPart::PrepareCheckout(ToolCall::streaming(id)),
+            Some(ToolName::CreateCheckoutSession) => {
+                ToolPart::CreateCheckoutSession(ToolCall::streaming(id))
+            }
+            Some(ToolName::ShippingQuote) => ToolPart::ShippingQuote(ToolCall::streaming(id)),
             None => ToolPart::Unknown(UnknownToolCall {
                 id,
                 name: tool_name.to_owned(),
@@ -366,6 +396,12 @@ impl ToolPart {
             ToolPart::GetWeather(_) => GetWeather::DEFINITION.name,
             ToolPart::SearchRestaurants(_) => SearchRestaurants::DEFINITION.name,
             ToolPart::CreateBooking(_) => CreateBooking::DEFINITION.name,
+            ToolPart::ListBookings(_) => ListBookings::DEFINITION.name,
+            ToolPart::CancelBooking(_) => CancelBooking::DEFINITION.name,
+            ToolPart::SuggestGifts(_) => SuggestGifts::DEFINITION.name,
+            ToolPart::PrepareCheckout(_) => PrepareCheckout::DEFINITION.name,
+            ToolPart::CreateCheckoutSession(_) => CreateCheckoutSession::DEFINITION.name,
+            ToolPart::ShippingQuote(_) => ShippingQuote::DEFINITION.name,
             ToolPart::Unknown(call) => &call.name,
         }
     }
@@ -396,6 +432,12 @@ impl ToolPart {
             ToolPart::GetWeather(call) => call,
             ToolPart::SearchRestaurants(call) => call,
             ToolPart::CreateBooking(call) => call,
+            ToolPart::ListBookings(call) => call,
+            ToolPart::CancelBooking(call) => call,
+            ToolPart::SuggestGifts(call) => call,
+            ToolPart::PrepareCheckout(call) => call,
+            ToolPart::CreateCheckoutSession(call) => call,
+            ToolPart::ShippingQuote(call) => call,
             ToolPart::Unknown(call) => call,
         }
     }
@@ -405,6 +447,12 @@ impl ToolPart {
             ToolPart::GetWeather(call) => call,
             ToolPart::SearchRestaurants(call) => call,
             ToolPart::CreateBooking(call) => call,
+            ToolPart::ListBookings(call) => call,
+            ToolPart::CancelBooking(call) => call,
+            ToolPart::SuggestGifts(call) => call,
+            ToolPart::PrepareCheckout(call) => call,
+            ToolPart::CreateCheckoutSession(call) => call,
+            ToolPart::ShippingQuote(call) => call,
             ToolPart::Unknown(call) => call,
         }
     }

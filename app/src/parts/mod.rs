@@ -9,7 +9,10 @@ use shared::{
 };
 
 mod booking;
+mod gifts;
+mod my_bookings;
 mod restaurants;
+mod shipping;
 mod unknown;
 mod weather;
 
@@ -33,6 +36,12 @@ pub fn render_tool(part: ToolPart) -> AnyView {
         ToolPart::GetWeather(call) => weather::render(call.state),
         ToolPart::SearchRestaurants(call) => restaurants::render(call.state),
         ToolPart::CreateBooking(call) => booking::render(call.id, call.state),
+        ToolPart::ListBookings(call) => my_bookings::render_placeholder(call.state.name()),
+        ToolPart::CancelBooking(call) => my_bookings::render_placeholder(call.state.name()),
+        ToolPart::SuggestGifts(call) => gifts::render_placeholder(call.state.name()),
+        ToolPart::PrepareCheckout(call) => gifts::render_placeholder(call.state.name()),
+        ToolPart::CreateCheckoutSession(call) => gifts::render_placeholder(call.state.name()),
+        ToolPart::ShippingQuote(call) => shipping::render_placeholder(call.state.name()),
         ToolPart::Unknown(call) => unknown::render(call),
     };
     view! {

@@ -7,6 +7,7 @@ use super::{
     restaurants::{self, RestaurantRow},
     ExecError, ToolContext,
 };
+use crate::db;
 
 /// The checks against data that must hold before a person is asked to confirm.
 pub async fn precheck(
@@ -62,12 +63,21 @@ pub async fn run(
         uuid::Uuid::new_v4().simple().to_string()[..8].to_uppercase()
     );
 
-    // IMMEDIATE takes SQLite's write lock at once, so reading the slot's seats and
-    // inserting happen with no other booking in between: capacity cannot be oversold.
-    let mut tx = ctx.db.begin_with("BEGIN IMMEDIATE").await?;
+    // Reading the slot's seats and inserting must happen with no other booking of this
+    // restaurant in between, or capacity could be oversold: SQLite's write lock (taken at
+    // BEGIN) or, on Postgres, the restaurant's row lock, which serialises every replica.
+    let mut tx = db::begin_write(&ctx.db).await?;
+    db::lock_for_update(
+        &mut tx,
+        "SELECT id FROM restaurants WHERE id = $1 FOR UPDATE",
+        &restaurant.id,
+    )
+    .await?;
+    // SUM of an INTEGER column is BIGINT on Postgres; the CAST keeps it so whatever the
+    // column becomes (SUM of BIGINT is NUMERIC, which the Any driver cannot read).
     let (taken,): (i64,) = sqlx::query_as(
-        "SELECT COALESCE(SUM(party_size), 0) FROM bookings \
-         WHERE restaurant_id = ? AND starts_at_utc = ? AND status = 'confirmed'",
+        "SELECT CAST(COALESCE(SUM(party_size), 0) AS BIGINT) FROM bookings \
+         WHERE restaurant_id = $1 AND starts_at_utc = $2 AND status = 'confirmed'",
     )
     .bind(&restaurant.id)
     .bind(&slot)
@@ -81,7 +91,7 @@ pub async fn run(
     // The unique tool_call_id makes a racing duplicate a no-op instead of a second booking.
     sqlx::query(
         "INSERT INTO bookings (id, owner_id, conversation_id, tool_call_id, restaurant_id, party_size, \
-         starts_at, starts_at_utc, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         starts_at, starts_at_utc, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (conversation_id, tool_call_id) DO NOTHING",
     )
     .bind(&booking_id)
@@ -110,7 +120,7 @@ pub async fn run(
 async fn existing(ctx: &ToolContext) -> Result<Option<BookingRow>, ExecError> {
     Ok(sqlx::query_as::<_, BookingRow>(
         "SELECT id, restaurant_id, party_size, starts_at, status FROM bookings \
-         WHERE conversation_id = ? AND tool_call_id = ?",
+         WHERE conversation_id = $1 AND tool_call_id = $2",
     )
     .bind(&ctx.conversation_id)
     .bind(&ctx.call_id)

@@ -2,7 +2,10 @@
 
 pub mod booking;
 pub mod city;
+pub mod gifts;
+pub mod my_bookings;
 pub mod restaurants;
+pub mod shipping;
 pub mod weather;
 
 use chrono::{DateTime, Utc};
@@ -25,6 +28,15 @@ pub struct ToolContext {
     pub call_id: String,
     /// The moment the call is handled.
     pub now: DateTime<Utc>,
+    /// Services outside the process that some tools call.
+    pub upstreams: Upstreams,
+}
+
+/// Services outside the process that tools call; each is optional, with a local fallback.
+#[derive(Clone, Default)]
+pub struct Upstreams {
+    /// A weather service; without one, forecasts come from the built-in climate tables.
+    pub weather: Option<weather::WeatherService>,
 }
 
 /// How an executor failed.
@@ -61,6 +73,12 @@ pub async fn execute(input: &ToolInput, ctx: &ToolContext) -> Result<Value, Exec
         ToolInput::GetWeather(input) => to_json(weather::run(input, ctx).await?),
         ToolInput::SearchRestaurants(input) => to_json(restaurants::run(input, ctx).await?),
         ToolInput::CreateBooking(input) => to_json(booking::run(input, ctx).await?),
+        ToolInput::ListBookings(input) => to_json(my_bookings::list(input, ctx).await?),
+        ToolInput::CancelBooking(input) => to_json(my_bookings::cancel(input, ctx).await?),
+        ToolInput::SuggestGifts(input) => to_json(gifts::suggest(input, ctx).await?),
+        ToolInput::PrepareCheckout(input) => to_json(gifts::prepare(input, ctx).await?),
+        ToolInput::CreateCheckoutSession(input) => to_json(gifts::commit(input, ctx).await?),
+        ToolInput::ShippingQuote(input) => to_json(shipping::quote(input)?),
     }
 }
 
@@ -68,7 +86,14 @@ pub async fn execute(input: &ToolInput, ctx: &ToolContext) -> Result<Value, Exec
 /// is never asked to confirm something that cannot happen). Read-only.
 pub async fn precheck(input: &ToolInput, ctx: &ToolContext) -> Result<(), ExecError> {
     match input {
-        ToolInput::GetWeather(_) | ToolInput::SearchRestaurants(_) => Ok(()),
+        ToolInput::GetWeather(_)
+        | ToolInput::SearchRestaurants(_)
+        | ToolInput::ListBookings(_)
+        | ToolInput::SuggestGifts(_)
+        | ToolInput::PrepareCheckout(_)
+        | ToolInput::ShippingQuote(_) => Ok(()),
         ToolInput::CreateBooking(input) => booking::precheck(input, ctx).await.map(drop),
+        ToolInput::CancelBooking(input) => my_bookings::precheck(input, ctx).await.map(drop),
+        ToolInput::CreateCheckoutSession(input) => gifts::precheck(input, ctx).await.map(drop),
     }
 }

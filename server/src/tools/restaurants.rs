@@ -199,7 +199,7 @@ pub async fn find(db: &Pool, id: &str) -> Result<Option<RestaurantRow>, sqlx::Er
     sqlx::query_as::<_, RestaurantRow>(concat!(
         "SELECT ",
         columns!(),
-        " FROM restaurants WHERE id = ?"
+        " FROM restaurants WHERE id = $1"
     ))
     .bind(id)
     .fetch_optional(db)
@@ -213,9 +213,10 @@ pub async fn seats_taken(
     restaurant_id: &str,
     starts_at_utc: &str,
 ) -> Result<u32, sqlx::Error> {
+    // CAST: SUM's type differs between backends (see booking::run); BIGINT reads as i64.
     let taken: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(SUM(party_size), 0) FROM bookings \
-         WHERE restaurant_id = ? AND starts_at_utc = ? AND status = 'confirmed'",
+        "SELECT CAST(COALESCE(SUM(party_size), 0) AS BIGINT) FROM bookings \
+         WHERE restaurant_id = $1 AND starts_at_utc = $2 AND status = 'confirmed'",
     )
     .bind(restaurant_id)
     .bind(starts_at_utc)
@@ -232,9 +233,9 @@ async fn seats_taken_between(
     last_utc: &str,
 ) -> Result<HashMap<String, u32>, sqlx::Error> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT starts_at_utc, COALESCE(SUM(party_size), 0) FROM bookings \
-         WHERE restaurant_id = ? AND status = 'confirmed' \
-           AND starts_at_utc >= ? AND starts_at_utc <= ? \
+        "SELECT starts_at_utc, CAST(COALESCE(SUM(party_size), 0) AS BIGINT) FROM bookings \
+         WHERE restaurant_id = $1 AND status = 'confirmed' \
+           AND starts_at_utc >= $2 AND starts_at_utc <= $3 \
          GROUP BY starts_at_utc",
     )
     .bind(restaurant_id)
@@ -390,7 +391,7 @@ pub async fn run(
     let mut rows: Vec<SearchRow> = sqlx::query_as(concat!(
         "SELECT ",
         columns!(),
-        ", search_text FROM restaurants WHERE city = ?"
+        ", search_text FROM restaurants WHERE city = $1"
     ))
     .bind(city)
     .fetch_all(&ctx.db)
@@ -478,17 +479,19 @@ mod tests {
     use super::*;
     use crate::tools::city::CITIES;
 
-    async fn context(dir: &tempfile::TempDir, now: &str) -> ToolContext {
-        let db = crate::db::connect(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .expect("test database");
-        ToolContext {
+    /// A context on a fresh test database (SQLite, or Postgres under
+    /// `DATBAN_TEST_POSTGRES_URL`); keep the guard alive for the test.
+    async fn context(now: &str) -> (ToolContext, crate::db::test_db::TestDatabase) {
+        let (db, guard) = crate::db::test_pool().await;
+        let ctx = ToolContext {
             db,
             owner_id: "owner".into(),
             conversation_id: "conversation".into(),
             call_id: "call".into(),
             now: at(now).with_timezone(&Utc),
-        }
+            upstreams: Default::default(),
+        };
+        (ctx, guard)
     }
 
     fn at(s: &str) -> DateTime<FixedOffset> {
@@ -520,7 +523,7 @@ mod tests {
         sqlx::query(
             "INSERT INTO bookings (id, owner_id, conversation_id, tool_call_id, restaurant_id, \
              party_size, starts_at, starts_at_utc, status, created_at) \
-             VALUES (?, 'owner', NULL, ?, ?, ?, ?, ?, ?, '2026-11-30T00:00:00Z')",
+             VALUES ($1, 'owner', NULL, $2, $3, $4, $5, $6, $7, '2026-11-30T00:00:00Z')",
         )
         .bind(id)
         .bind(format!("call-{id}"))
@@ -557,8 +560,7 @@ mod tests {
 
     #[tokio::test]
     async fn seed_covers_every_city_with_consistent_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         let rows: Vec<SearchRow> = sqlx::query_as(concat!(
             "SELECT ",
             columns!(),
@@ -615,8 +617,7 @@ mod tests {
 
     #[tokio::test]
     async fn well_known_rows_are_as_other_parts_expect() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         let thang_long = find(&ctx.db, "hn-cha-ca-thang-long")
             .await
             .unwrap()
@@ -760,8 +761,7 @@ mod tests {
 
     #[tokio::test]
     async fn seats_taken_counts_confirmed_bookings_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         let id = "hn-cha-ca-thang-long";
         let other = "hn-cha-ca-la-vong";
         for (booking, restaurant, party, starts_at, status) in [
@@ -798,8 +798,7 @@ mod tests {
 
     #[tokio::test]
     async fn search_by_city_as_people_type_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         let output = run(&search("ha noi"), &ctx).await.unwrap();
         assert!(output.no_results_reason.is_none());
         assert!(
@@ -839,8 +838,7 @@ mod tests {
 
     #[tokio::test]
     async fn cuisine_filter() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         let query = |city: &str, cuisine: &str| SearchRestaurantsInput {
             cuisine: Some(cuisine.into()),
             ..search(city)
@@ -871,8 +869,7 @@ mod tests {
 
     #[tokio::test]
     async fn party_size_filter() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         let everyone = run(&search("hcm"), &ctx).await.unwrap();
         assert!(ids(&everyone).contains(&"hcm-banh-mi-huynh-hoa"));
         let ten = SearchRestaurantsInput {
@@ -905,8 +902,7 @@ mod tests {
 
     #[tokio::test]
     async fn free_slots_shrink_with_confirmed_bookings() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         let input = SearchRestaurantsInput {
             cuisine: Some("chả cá".into()),
             date: Some(date("2026-12-01")),
@@ -977,9 +973,8 @@ mod tests {
 
     #[tokio::test]
     async fn today_lists_only_future_slots() {
-        let dir = tempfile::tempdir().unwrap();
         // 15:10 in Hà Nội.
-        let ctx = context(&dir, "2026-11-30T08:10:00Z").await;
+        let (ctx, _db) = context("2026-11-30T08:10:00Z").await;
         let input = SearchRestaurantsInput {
             cuisine: Some("chả cá".into()),
             date: Some(date("2026-11-30")),
@@ -1017,9 +1012,8 @@ mod tests {
 
     #[tokio::test]
     async fn past_dates_are_empty_with_a_reason() {
-        let dir = tempfile::tempdir().unwrap();
         // 00:30 on the 30th in Vietnam, still the 29th in UTC.
-        let ctx = context(&dir, "2026-11-29T17:30:00Z").await;
+        let (ctx, _db) = context("2026-11-29T17:30:00Z").await;
         let yesterday = SearchRestaurantsInput {
             date: Some(date("2026-11-29")),
             ..search("Hà Nội")
@@ -1046,8 +1040,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_city_is_empty_with_a_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         let output = run(&search("Paris"), &ctx).await.unwrap();
         assert!(output.restaurants.is_empty());
         let reason = output.no_results_reason.unwrap();
@@ -1059,8 +1052,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_bad_row_is_skipped_not_fatal() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T02:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
         sqlx::query("UPDATE restaurants SET opens_at = '10h' WHERE id = 'hn-cha-ca-la-vong'")
             .execute(&ctx.db)
             .await

@@ -185,11 +185,11 @@ mod tests {
     use super::*;
     use crate::tools::city::CITIES;
 
-    async fn context(dir: &tempfile::TempDir, now: &str) -> ToolContext {
-        let db = crate::db::connect(&format!("sqlite://{}", dir.path().join("t.db").display()))
-            .await
-            .expect("test database");
-        ToolContext {
+    /// A context on a fresh test database (SQLite, or Postgres under
+    /// `DATBAN_TEST_POSTGRES_URL`); keep the guard alive for the test.
+    async fn context(now: &str) -> (ToolContext, crate::db::test_db::TestDatabase) {
+        let (db, guard) = crate::db::test_pool().await;
+        let ctx = ToolContext {
             db,
             owner_id: "owner".into(),
             conversation_id: "conversation".into(),
@@ -197,7 +197,9 @@ mod tests {
             now: DateTime::parse_from_rfc3339(now)
                 .unwrap()
                 .with_timezone(&Utc),
-        }
+            upstreams: Default::default(),
+        };
+        (ctx, guard)
     }
 
     fn input(city: &str, days: u8) -> GetWeatherInput {
@@ -213,8 +215,7 @@ mod tests {
 
     #[tokio::test]
     async fn same_question_same_answer() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T03:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
         let first = run(&input("Hà Nội", 7), &ctx).await.unwrap();
         let second = run(&input("ha noi", 7), &ctx).await.unwrap();
         assert_eq!(first, second);
@@ -230,8 +231,7 @@ mod tests {
 
     #[tokio::test]
     async fn returns_the_requested_number_of_consecutive_days() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T03:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
         for days in 1..=7 {
             let output = run(&input("Đà Nẵng", days), &ctx).await.unwrap();
             assert_eq!(output.days.len(), usize::from(days));
@@ -248,9 +248,8 @@ mod tests {
 
     #[tokio::test]
     async fn days_start_at_the_local_date() {
-        let dir = tempfile::tempdir().unwrap();
         // 23:59 in Vietnam on the 29th.
-        let before = context(&dir, "2026-11-29T16:59:00Z").await;
+        let (before, _db) = context("2026-11-29T16:59:00Z").await;
         let output = run(&input("Huế", 2), &before).await.unwrap();
         assert_eq!(output.days[0].date, date("2026-11-29"));
         assert_eq!(output.days[1].date, date("2026-11-30"));
@@ -268,7 +267,6 @@ mod tests {
 
     #[tokio::test]
     async fn values_are_plausible_and_consistent() {
-        let dir = tempfile::tempdir().unwrap();
         let ranges: [(&str, i8, i8); 5] = [
             ("Hà Nội", 15, 23),
             ("TP. Hồ Chí Minh", 24, 32),
@@ -282,7 +280,7 @@ mod tests {
             "2026-12-05T03:00:00Z",
             "2026-12-19T03:00:00Z",
         ] {
-            let ctx = context(&dir, start).await;
+            let (ctx, _db) = context(start).await;
             for (city, low, high) in ranges {
                 let output = run(&input(city, 7), &ctx).await.unwrap();
                 assert_eq!(output.city, city);
@@ -312,8 +310,7 @@ mod tests {
 
     #[tokio::test]
     async fn every_city_has_a_forecast() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T03:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
         for city in CITIES {
             assert_eq!(run(&input(city, 1), &ctx).await.unwrap().city, city);
         }
@@ -325,8 +322,7 @@ mod tests {
 
     #[tokio::test]
     async fn fail_trigger_is_an_internal_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T03:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
         match run(&input("#fail", 1), &ctx).await {
             Err(ExecError::Internal(message)) => {
                 assert!(message.contains("connection refused"), "{message}")
@@ -337,8 +333,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_city_is_a_validation_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(&dir, "2026-11-30T03:00:00Z").await;
+        let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
         match run(&input("Paris", 3), &ctx).await {
             Err(ExecError::Tool(error)) => {
                 assert_eq!(error.code, ErrorCode::ValidationError);
@@ -352,4 +347,11 @@ mod tests {
             other => panic!("expected a validation error, got {other:?}"),
         }
     }
+}
+
+/// A weather service reached over HTTP (being written).
+#[derive(Clone, Debug)]
+pub struct WeatherService {
+    /// Where it answers.
+    pub base_url: String,
 }

@@ -1,9 +1,10 @@
-//! `spawn_app()`: the whole server on a real socket with a temporary SQLite file, the
-//! offline model without delays and a pinned clock.
+//! `spawn_app()`: the whole server on a real socket with a fresh test database (a temporary
+//! SQLite file, or a new database on the PostgreSQL server `DATBAN_TEST_POSTGRES_URL` names:
+//! see `test_db`), the offline model without delays and a pinned clock.
 
 #![allow(dead_code)]
 
-use std::{net::SocketAddr, path::PathBuf, sync::Arc};
+use std::{net::SocketAddr, sync::Arc};
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 use leptos::prelude::LeptosOptions;
@@ -26,11 +27,12 @@ pub fn local_now() -> DateTime<FixedOffset> {
 
 pub struct TestApp {
     pub addr: SocketAddr,
-    pub db_path: PathBuf,
+    pub db_url: String,
     pub pool: db::Pool,
     pub client: reqwest::Client,
     server: tokio::task::JoinHandle<()>,
-    _dir: Option<tempfile::TempDir>,
+    // Declared last: dropped after the pool, so a Postgres database is removed last.
+    _db: Option<TestDatabase>,
 }
 
 impl Drop for TestApp {
@@ -83,6 +85,12 @@ impl Reply {
     }
 }
 
+/// A migrated pool on a fresh test database; keep the guard alive for the test.
+pub async fn test_pool() -> (db::Pool, TestDatabase) {
+    let (url, guard) = test_database_url().await;
+    (db::connect(&url).await.unwrap(), guard)
+}
+
 /// State for router tests without a socket (`oneshot`).
 pub async fn test_state(pool: db::Pool) -> AppState {
     AppState::new(
@@ -101,26 +109,24 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(config: AgentConfig) -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("app.db");
-    let mut app = spawn_app_on(path, config).await;
-    app._dir = Some(dir);
+    let (url, guard) = test_database_url().await;
+    let mut app = spawn_app_on(url, config).await;
+    app._db = Some(guard);
     app
 }
 
-/// A server over an existing database file (to test restarts).
-pub async fn spawn_app_on(db_path: PathBuf, config: AgentConfig) -> TestApp {
+/// A server over an existing database (to test restarts); the caller keeps its guard.
+pub async fn spawn_app_on(db_url: String, config: AgentConfig) -> TestApp {
     let provider: SharedProvider =
         Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
-    spawn_app_full(db_path, config, provider).await
+    spawn_app_full(db_url, config, provider).await
 }
 
 /// A server whose model is `provider`, with the given bounds.
 pub async fn spawn_app_with_provider_and(provider: SharedProvider, config: AgentConfig) -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("app.db");
-    let mut app = spawn_app_full(path, config, provider).await;
-    app._dir = Some(dir);
+    let (url, guard) = test_database_url().await;
+    let mut app = spawn_app_full(url, config, provider).await;
+    app._db = Some(guard);
     app
 }
 
@@ -129,14 +135,8 @@ pub async fn spawn_app_with_provider(provider: SharedProvider) -> TestApp {
     spawn_app_with_provider_and(provider, AgentConfig::default()).await
 }
 
-async fn spawn_app_full(
-    db_path: PathBuf,
-    config: AgentConfig,
-    provider: SharedProvider,
-) -> TestApp {
-    let pool = db::connect(&format!("sqlite://{}", db_path.display()))
-        .await
-        .unwrap();
+async fn spawn_app_full(db_url: String, config: AgentConfig, provider: SharedProvider) -> TestApp {
+    let pool = db::connect(&db_url).await.unwrap();
     let clock: Clock = Arc::new(now);
     let state = AppState::new(
         LeptosOptions::builder().output_name("datban").build(),
@@ -154,11 +154,11 @@ async fn spawn_app_full(
     });
     TestApp {
         addr,
-        db_path,
+        db_url,
         pool,
         client: new_client(),
         server,
-        _dir: None,
+        _db: None,
     }
 }
 
@@ -262,3 +262,6 @@ pub async fn read_reply(response: reqwest::Response) -> Reply {
     }
 }
 pub mod fake_provider;
+pub mod test_db;
+
+pub use test_db::{test_database_url, TestDatabase};

@@ -7,12 +7,27 @@
 //! every `match` that must handle a new tool: the server's executor and the app's renderer.
 
 mod booking;
+mod gifts;
+mod my_bookings;
 mod restaurants;
+mod shipping;
 #[cfg(feature = "validate")]
 mod validate;
 mod weather;
 
 pub use booking::{BookingStatus, CreateBooking, CreateBookingInput, CreateBookingOutput};
+pub use gifts::{
+    CheckoutDraft, CheckoutSession, CreateCheckoutSession, CreateCheckoutSessionInput,
+    GiftSuggestion, PrepareCheckout, PrepareCheckoutInput, RelationshipType, SuggestGifts,
+    SuggestGiftsInput, SuggestGiftsOutput, MAX_VND,
+};
+pub use my_bookings::{
+    BookingState, BookingSummary, CancelBooking, CancelBookingInput, CancelBookingOutput,
+    ListBookings, ListBookingsInput, ListBookingsOutput,
+};
+pub use shipping::{
+    Kilograms, ShippingQuote, ShippingQuoteInput, ShippingQuoteOutput, Zone, MAX_GRAMS,
+};
 pub use restaurants::{
     FreeSlot, RestaurantSummary, SearchRestaurants, SearchRestaurantsInput, SearchRestaurantsOutput,
 };
@@ -80,14 +95,38 @@ pub enum ToolName {
     /// [`CreateBooking`].
     #[serde(rename = "createBooking")]
     CreateBooking,
+    /// [`ListBookings`].
+    #[serde(rename = "listBookings")]
+    ListBookings,
+    /// [`CancelBooking`].
+    #[serde(rename = "cancelBooking")]
+    CancelBooking,
+    /// [`SuggestGifts`].
+    #[serde(rename = "suggest_gifts")]
+    SuggestGifts,
+    /// [`PrepareCheckout`].
+    #[serde(rename = "prepare_checkout")]
+    PrepareCheckout,
+    /// [`CreateCheckoutSession`].
+    #[serde(rename = "create_checkout_session")]
+    CreateCheckoutSession,
+    /// [`ShippingQuote`].
+    #[serde(rename = "shipping_quote")]
+    ShippingQuote,
 }
 
 impl ToolName {
     /// All tools, in the order they are offered to the model.
-    pub const ALL: [ToolName; 3] = [
+    pub const ALL: [ToolName; 9] = [
         ToolName::GetWeather,
         ToolName::SearchRestaurants,
         ToolName::CreateBooking,
+        ToolName::ListBookings,
+        ToolName::CancelBooking,
+        ToolName::SuggestGifts,
+        ToolName::PrepareCheckout,
+        ToolName::CreateCheckoutSession,
+        ToolName::ShippingQuote,
     ];
 
     /// The tool's static facts.
@@ -96,6 +135,12 @@ impl ToolName {
             ToolName::GetWeather => &GetWeather::DEFINITION,
             ToolName::SearchRestaurants => &SearchRestaurants::DEFINITION,
             ToolName::CreateBooking => &CreateBooking::DEFINITION,
+            ToolName::ListBookings => &ListBookings::DEFINITION,
+            ToolName::CancelBooking => &CancelBooking::DEFINITION,
+            ToolName::SuggestGifts => &SuggestGifts::DEFINITION,
+            ToolName::PrepareCheckout => &PrepareCheckout::DEFINITION,
+            ToolName::CreateCheckoutSession => &CreateCheckoutSession::DEFINITION,
+            ToolName::ShippingQuote => &ShippingQuote::DEFINITION,
         }
     }
 
@@ -116,12 +161,98 @@ impl ToolName {
             ToolName::GetWeather => input_schema::<GetWeatherInput>(),
             ToolName::SearchRestaurants => input_schema::<SearchRestaurantsInput>(),
             ToolName::CreateBooking => input_schema::<CreateBookingInput>(),
+            ToolName::ListBookings => input_schema::<ListBookingsInput>(),
+            ToolName::CancelBooking => input_schema::<CancelBookingInput>(),
+            ToolName::SuggestGifts => input_schema::<SuggestGiftsInput>(),
+            ToolName::PrepareCheckout => input_schema::<PrepareCheckoutInput>(),
+            ToolName::CreateCheckoutSession => input_schema::<CreateCheckoutSessionInput>(),
+            ToolName::ShippingQuote => input_schema::<ShippingQuoteInput>(),
         }
     }
 
-    /// The names of all tools, for "unknown tool" errors.
-    pub fn available() -> String {
-        Self::ALL.map(ToolName::as_str).join(", ")
+    /// The assistant whose tool this is: each tool belongs to exactly one.
+    pub const fn assistant(self) -> Assistant {
+        match self {
+            ToolName::GetWeather
+            | ToolName::SearchRestaurants
+            | ToolName::CreateBooking
+            | ToolName::ListBookings
+            | ToolName::CancelBooking => Assistant::Restaurant,
+            ToolName::SuggestGifts
+            | ToolName::PrepareCheckout
+            | ToolName::CreateCheckoutSession => Assistant::Gifts,
+            ToolName::ShippingQuote => Assistant::Shipping,
+        }
+    }
+}
+
+/// The assistants of the app. A conversation talks to one, fixed when it is created, and
+/// the model is offered (and allowed to run) only that assistant's tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Assistant {
+    /// Weather, restaurants and bookings in Vietnam; the default.
+    #[default]
+    Restaurant,
+    /// GiftGenius: gift ideas and (fictional) checkout.
+    Gifts,
+    /// Shipping quotes with a fictional formula.
+    Shipping,
+}
+
+impl Assistant {
+    /// Every assistant, in the order the chat page offers them.
+    pub const ALL: [Assistant; 3] = [Assistant::Restaurant, Assistant::Gifts, Assistant::Shipping];
+
+    /// The name used in the API and stored with the conversation.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Assistant::Restaurant => "restaurant",
+            Assistant::Gifts => "gifts",
+            Assistant::Shipping => "shipping",
+        }
+    }
+
+    /// Looks a stored or requested name up.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+
+    /// The name people see (Vietnamese UI).
+    pub const fn label(self) -> &'static str {
+        match self {
+            Assistant::Restaurant => "Đặt bàn nhà hàng",
+            Assistant::Gifts => "GiftGenius — gợi ý quà",
+            Assistant::Shipping => "Báo giá giao hàng",
+        }
+    }
+
+    /// This assistant's tools, in the order they are offered to the model.
+    pub fn tools(self) -> Vec<ToolName> {
+        ToolName::ALL
+            .into_iter()
+            .filter(|tool| tool.assistant() == self)
+            .collect()
+    }
+
+    /// Whether the model of a conversation with this assistant may run `tool`.
+    pub fn allows(self, tool: ToolName) -> bool {
+        tool.assistant() == self
+    }
+
+    /// The names of this assistant's tools, for "unknown tool" errors.
+    pub fn available(self) -> String {
+        self.tools()
+            .into_iter()
+            .map(ToolName::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for Assistant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -156,6 +287,18 @@ pub enum ToolInput {
     SearchRestaurants(SearchRestaurantsInput),
     /// Input of [`CreateBooking`].
     CreateBooking(CreateBookingInput),
+    /// Input of [`ListBookings`].
+    ListBookings(ListBookingsInput),
+    /// Input of [`CancelBooking`].
+    CancelBooking(CancelBookingInput),
+    /// Input of [`SuggestGifts`].
+    SuggestGifts(SuggestGiftsInput),
+    /// Input of [`PrepareCheckout`].
+    PrepareCheckout(PrepareCheckoutInput),
+    /// Input of [`CreateCheckoutSession`].
+    CreateCheckoutSession(CreateCheckoutSessionInput),
+    /// Input of [`ShippingQuote`].
+    ShippingQuote(ShippingQuoteInput),
 }
 
 impl ToolInput {
@@ -165,6 +308,12 @@ impl ToolInput {
             ToolInput::GetWeather(_) => ToolName::GetWeather,
             ToolInput::SearchRestaurants(_) => ToolName::SearchRestaurants,
             ToolInput::CreateBooking(_) => ToolName::CreateBooking,
+            ToolInput::ListBookings(_) => ToolName::ListBookings,
+            ToolInput::CancelBooking(_) => ToolName::CancelBooking,
+            ToolInput::SuggestGifts(_) => ToolName::SuggestGifts,
+            ToolInput::PrepareCheckout(_) => ToolName::PrepareCheckout,
+            ToolInput::CreateCheckoutSession(_) => ToolName::CreateCheckoutSession,
+            ToolInput::ShippingQuote(_) => ToolName::ShippingQuote,
         }
     }
 
@@ -174,6 +323,12 @@ impl ToolInput {
             ToolInput::GetWeather(input) => serde_json::to_value(input),
             ToolInput::SearchRestaurants(input) => serde_json::to_value(input),
             ToolInput::CreateBooking(input) => serde_json::to_value(input),
+            ToolInput::ListBookings(input) => serde_json::to_value(input),
+            ToolInput::CancelBooking(input) => serde_json::to_value(input),
+            ToolInput::SuggestGifts(input) => serde_json::to_value(input),
+            ToolInput::PrepareCheckout(input) => serde_json::to_value(input),
+            ToolInput::CreateCheckoutSession(input) => serde_json::to_value(input),
+            ToolInput::ShippingQuote(input) => serde_json::to_value(input),
         };
         // Serialising plain structs of strings and numbers cannot fail.
         result.unwrap_or(serde_json::Value::Null)
@@ -257,6 +412,63 @@ pub enum ErrorCode {
     Cancelled,
     /// The model's reply was cut off before the call's arguments were complete; not run.
     Interrupted,
+    /// What the call refers to does not exist, or is not the person's (the same answer
+    /// either way, so ids cannot be probed).
+    NotFound,
+    /// The idempotency key was already used for a request with other arguments.
+    IdempotencyKeyReused,
+    /// A request with this idempotency key is still running; retry shortly.
+    IdempotencyKeyInUse,
+    /// The draft was already committed (by a request with another key).
+    DraftAlreadyCommitted,
+}
+
+/// The four kinds of failure, kept apart because each asks for a different reaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorClass {
+    /// The arguments were wrong: the model (or the person, in a form) should fix them.
+    Validation,
+    /// Something the tool needs is down or slow: try again later.
+    Infrastructure,
+    /// A repeated or concurrent request, handled by idempotency.
+    Platform,
+    /// The call did not run or ended on purpose: declined, stopped, cut off.
+    NotRun,
+    /// A failure of ours; details are in the server log only.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Which kind of failure this code is.
+    pub const fn class(self) -> ErrorClass {
+        match self {
+            ErrorCode::ValidationError
+            | ErrorCode::UnknownTool
+            | ErrorCode::NotFound
+            | ErrorCode::DraftAlreadyCommitted => ErrorClass::Validation,
+            ErrorCode::UpstreamUnavailable | ErrorCode::UpstreamTimeout => {
+                ErrorClass::Infrastructure
+            }
+            ErrorCode::IdempotencyKeyReused | ErrorCode::IdempotencyKeyInUse => {
+                ErrorClass::Platform
+            }
+            ErrorCode::Declined | ErrorCode::Cancelled | ErrorCode::Interrupted => {
+                ErrorClass::NotRun
+            }
+            ErrorCode::ExecutionFailed => ErrorClass::Internal,
+        }
+    }
+
+    /// Whether calling again later may succeed.
+    pub const fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::UpstreamUnavailable
+                | ErrorCode::UpstreamTimeout
+                | ErrorCode::IdempotencyKeyInUse
+        )
+    }
 }
 
 /// A tool failure as the model and the person see it; details stay in the server log.
@@ -271,15 +483,12 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    /// An error with the given code and message; retryable only for upstream trouble.
+    /// An error with the given code and message; retryable as the code says.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
-            retryable: matches!(
-                code,
-                ErrorCode::UpstreamUnavailable | ErrorCode::UpstreamTimeout
-            ),
+            retryable: code.retryable(),
         }
     }
 }

@@ -10,8 +10,9 @@ use jsonschema::{
 use serde_json::Value;
 
 use super::{
-    CreateBooking, GetWeather, SearchRestaurants, Tool, ToolInput, ToolName, ValidationContext,
-    ValidationError, ValidationIssue,
+    CancelBooking, CreateBooking, CreateCheckoutSession, GetWeather, ListBookings,
+    PrepareCheckout, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolInput, ToolName,
+    ValidationContext, ValidationError, ValidationIssue,
 };
 
 /// Parses and validates a tool call's raw argument text.
@@ -54,6 +55,16 @@ pub fn validate_arguments(
             typed::<SearchRestaurants>(value, ctx).map(ToolInput::SearchRestaurants)
         }
         ToolName::CreateBooking => typed::<CreateBooking>(value, ctx).map(ToolInput::CreateBooking),
+        ToolName::ListBookings => typed::<ListBookings>(value, ctx).map(ToolInput::ListBookings),
+        ToolName::CancelBooking => typed::<CancelBooking>(value, ctx).map(ToolInput::CancelBooking),
+        ToolName::SuggestGifts => typed::<SuggestGifts>(value, ctx).map(ToolInput::SuggestGifts),
+        ToolName::PrepareCheckout => {
+            typed::<PrepareCheckout>(value, ctx).map(ToolInput::PrepareCheckout)
+        }
+        ToolName::CreateCheckoutSession => {
+            typed::<CreateCheckoutSession>(value, ctx).map(ToolInput::CreateCheckoutSession)
+        }
+        ToolName::ShippingQuote => typed::<ShippingQuote>(value, ctx).map(ToolInput::ShippingQuote),
     }
 }
 

@@ -49,6 +49,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/approvals", post(approve))
         .route("/api/conversations/{id}", get(conversation))
         .route("/api/chat/{id}/stop", post(stop))
+        .route("/api/bookings", get(bookings))
 }
 
 /// An API error: `{"error":{"code","message"}}` with an HTTP status.
@@ -491,4 +492,41 @@ async fn stop(
     Ok(Json(Stopped {
         stopped: state.runs.stop(&id),
     }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BookingsQuery {
+    /// `1` also lists cancelled bookings and past ones.
+    #[serde(default)]
+    all: Option<u8>,
+}
+
+/// The owner's bookings for the "my bookings" page: the same list `listBookings` gives the
+/// model, and only ever the owner's own.
+async fn bookings(
+    State(state): State<AppState>,
+    Extension(OwnerId(owner)): Extension<OwnerId>,
+    query: Result<axum::extract::Query<BookingsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<shared::tools::ListBookingsOutput>, ApiError> {
+    let axum::extract::Query(query) = query.map_err(|rejection| {
+        ApiError::new(StatusCode::BAD_REQUEST, "BAD_REQUEST", rejection.body_text())
+    })?;
+    let now = (state.agent.clock)();
+    let include_all = query.all == Some(1);
+    tools::my_bookings::list_for_owner(&state.db, &owner, now, include_all)
+        .await
+        .map(Json)
+        .map_err(|error| {
+            let details = match error {
+                ExecError::Tool(error) => error.message,
+                ExecError::Internal(details) => details,
+            };
+            tracing::error!(%details, "listing bookings failed");
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL",
+                "Something went wrong on our side. Please try again.",
+            )
+        })
 }

@@ -4,7 +4,7 @@
 //! several server replicas). Every statement in the crate is written once, in SQL both
 //! understand (`$1` placeholders, TEXT and INTEGER columns, `ON CONFLICT`, `RETURNING`).
 
-use std::{fmt, path::Path, str::FromStr, time::Duration};
+use std::{fmt, path::Path, str::FromStr};
 
 use sqlx::{
     any::{AnyConnectOptions, AnyPoolOptions},
@@ -126,7 +126,10 @@ async fn open_sqlite(url: &str, mut options: AnyConnectOptions) -> Result<Pool, 
     }
     // The Any driver only passes the URL on, so "create the file if missing" must be in it.
     // A URL that names its own mode (memory, read-only…) keeps it.
-    let has_mode = options.database_url.query_pairs().any(|(key, _)| key == "mode");
+    let has_mode = options
+        .database_url
+        .query_pairs()
+        .any(|(key, _)| key == "mode");
     if !has_mode {
         options
             .database_url
@@ -213,7 +216,9 @@ mod tests {
 
     #[tokio::test]
     async fn bad_urls_name_no_backend_they_are_not() {
-        let error = connect("mysql://root:secret@localhost/db").await.unwrap_err();
+        let error = connect("mysql://root:secret@localhost/db")
+            .await
+            .unwrap_err();
         let text = error.to_string();
         assert!(matches!(error, DbError::BadUrl(_)), "{text}");
         assert!(!text.contains("secret"), "{text}");
@@ -222,14 +227,19 @@ mod tests {
             .await
             .unwrap_err();
         let text = error.to_string();
-        assert!(text.contains("PostgreSQL") && !text.contains("SQLite"), "{text}");
+        assert!(
+            text.contains("PostgreSQL") && !text.contains("SQLite"),
+            "{text}"
+        );
     }
 
     #[tokio::test]
     async fn sqlite_files_are_created_with_wal_and_foreign_keys() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("nested/folder/app.db");
-        let pool = connect(&format!("sqlite://{}", file.display())).await.unwrap();
+        let pool = connect(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap();
         assert!(file.exists());
         assert_eq!(backend(&pool), Backend::Sqlite);
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode")

@@ -6,6 +6,7 @@
 
 mod cmd;
 mod e2e;
+mod postgres;
 mod setup;
 mod site;
 
@@ -20,7 +21,9 @@ commands:
   run [--release]   set up what is missing, build the site and serve it
                     (LEPTOS_SITE_ADDR, default 127.0.0.1:3000)
   test              set up what is missing and run every check and test:
-                    fmt, clippy, cargo test, wasm32 tests, Playwright
+                    fmt, clippy, cargo test, the server tests again on a
+                    throwaway PostgreSQL, wasm32 tests, Playwright
+  test-postgres     only the server tests on a throwaway PostgreSQL
   setup             only the set-up steps (idempotent)
   build [--release] set up, then build the site and the server
   setup-dev         also install cargo-leptos, for `cargo leptos watch`
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
         Some("test") => test(&args[1..]),
+        Some("test-postgres") => test_postgres(&args[1..]),
         Some("setup") => setup::Setup::detect()
             .and_then(|s| s.ensure_all())
             .map(drop),
@@ -145,6 +149,8 @@ fn test(args: &[String]) -> Result<(), Failure> {
     ]))?;
     cmd::step("cargo test --workspace");
     cmd::run(cmd::cargo(&ws).args(["test", "--workspace"]))?;
+    cmd::step("server tests on PostgreSQL (a throwaway cluster)");
+    postgres::test_server(&ws)?;
 
     site::build_site(&ws, &tools)?;
     cmd::step("shared tests on wasm32 (wasm-bindgen-test-runner, Node.js)");
@@ -159,6 +165,17 @@ fn test(args: &[String]) -> Result<(), Failure> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+fn test_postgres(args: &[String]) -> Result<(), Failure> {
+    if !args.is_empty() {
+        return Err(Failure::new(format!(
+            "`test-postgres` takes no arguments\n\n{USAGE}"
+        )));
+    }
+    let ws = Workspace::locate()?;
+    cmd::step("server tests on PostgreSQL (a throwaway cluster)");
+    postgres::test_server(&ws)
 }
 
 fn watch() -> Result<(), Failure> {

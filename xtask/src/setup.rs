@@ -117,7 +117,8 @@ impl Setup {
         self.ensure_all()
     }
 
-    fn apt_install(&mut self, packages: &[&str], why: &str) -> Result<(), Failure> {
+    /// Installs Debian packages as root, or stops with the exact `apt-get` line to run.
+    pub fn apt_install(&mut self, packages: &[&str], why: &str) -> Result<(), Failure> {
         if !self.root {
             return Err(Failure::new(format!(
                 "{why} needs Debian packages that are not installed, and only root can install them.\n\

@@ -13,7 +13,9 @@ pub const POSTGRES_ENV: &str = "DATBAN_TEST_POSTGRES_URL";
 
 /// `DATBAN_TEST_POSTGRES_URL`, when set and not empty.
 pub fn postgres_admin_url() -> Option<String> {
-    std::env::var(POSTGRES_ENV).ok().filter(|url| !url.is_empty())
+    std::env::var(POSTGRES_ENV)
+        .ok()
+        .filter(|url| !url.is_empty())
 }
 
 /// Keeps a test database alive; dropping it removes the database.
@@ -97,4 +99,3 @@ impl Drop for TestDatabase {
         .join();
     }
 }
-

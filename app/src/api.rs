@@ -12,6 +12,10 @@ pub const CHAT_URL: &str = "/api/chat";
 /// `POST /api/approvals`.
 pub const APPROVALS_URL: &str = "/api/approvals";
 
+/// `GET /api/bookings?all=1`: all the owner's bookings, cancelled and past ones too (the
+/// plain URL lists only upcoming ones), as `listBookings` returns them.
+pub const BOOKINGS_URL: &str = "/api/bookings?all=1";
+
 /// `POST /api/chat/{id}/stop`: stops the conversation's reply in progress.
 pub fn stop_url(id: &str) -> String {
     format!("/api/chat/{}/stop", encode_component(id))
@@ -31,6 +35,10 @@ pub struct ChatRequest {
     pub conversation_id: Option<String>,
     /// What the person wrote.
     pub text: String,
+    /// The assistant to talk to (`restaurant`, `gifts`, `shipping`); the server fixes it
+    /// when it creates the conversation, so only the first message carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assistant: Option<String>,
 }
 
 /// Body of `POST /api/approvals`.
@@ -53,6 +61,9 @@ pub struct ApprovalRequest {
 pub struct Conversation {
     /// Its id.
     pub id: String,
+    /// The assistant it talks to; absent from servers that predate assistants.
+    #[serde(default)]
+    pub assistant: Option<String>,
     /// Its messages, oldest first.
     #[serde(default)]
     pub messages: Vec<Message>,
@@ -102,10 +113,20 @@ mod tests {
         let chat = ChatRequest {
             conversation_id: None,
             text: "Xin chào".into(),
+            assistant: None,
         };
         assert_eq!(
             serde_json::to_value(&chat).unwrap(),
             json!({"text": "Xin chào"})
+        );
+        let first = ChatRequest {
+            conversation_id: None,
+            text: "Quà cho mẹ".into(),
+            assistant: Some("gifts".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(&first).unwrap(),
+            json!({"text": "Quà cho mẹ", "assistant": "gifts"})
         );
         let approval = ApprovalRequest {
             conversation_id: "c1".into(),
@@ -145,6 +166,7 @@ mod tests {
             ]}
         ]});
         let conversation: Conversation = serde_json::from_value(body).unwrap();
+        assert_eq!(conversation.assistant, None);
         assert_eq!(conversation.messages.len(), 2);
         assert_eq!(conversation.messages[0].role, Some(Role::User));
         let part = conversation.messages[1].tool_part("b1").unwrap();
@@ -154,6 +176,28 @@ mod tests {
             conversation.messages[1].parts[0],
             MessagePart::StepStart
         ));
+    }
+
+    #[test]
+    fn conversation_names_its_assistant() {
+        let body = json!({"id": "c2", "assistant": "shipping", "messages": []});
+        let conversation: Conversation = serde_json::from_value(body).unwrap();
+        assert_eq!(conversation.assistant.as_deref(), Some("shipping"));
+    }
+
+    #[test]
+    fn bookings_list_reads_as_the_tools_output() {
+        let body = json!({"bookings": [{
+            "bookingId": "BK-1A2B3C4D", "restaurantName": "Chả Cá Thăng Long",
+            "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00", "status": "cancelled"
+        }]});
+        let list: shared::tools::ListBookingsOutput = serde_json::from_value(body).unwrap();
+        assert_eq!(list.bookings[0].booking_id, "BK-1A2B3C4D");
+        assert_eq!(
+            list.bookings[0].status,
+            shared::tools::BookingState::Cancelled
+        );
+        assert_eq!(list.no_results_reason, None);
     }
 
     #[test]

@@ -1,9 +1,16 @@
 //! The chat page: the conversation so far and the message box.
 
 use leptos::prelude::*;
-use shared::message::{Message, Role, RunStatus};
+use leptos_router::hooks::use_query_map;
+use shared::{
+    message::{Message, Role, RunStatus},
+    tools::Assistant,
+};
 
-use crate::{parts::render_part, state::ChatState};
+use crate::{
+    parts::{render_part, PartScope},
+    state::ChatState,
+};
 
 /// Longest message the box accepts; the server enforces its own limit too.
 const MAX_MESSAGE_CHARS: usize = 4000;
@@ -14,6 +21,14 @@ pub fn ChatPage() -> impl IntoView {
     let chat = ChatState::new();
     provide_context(chat);
     let draft = chat.draft;
+    // `?a=gifts` preselects an assistant. Read through the router, so the server renders
+    // the same choice the browser hydrates.
+    let preselected = use_query_map()
+        .with_untracked(|query| query.get("a"))
+        .and_then(|name| Assistant::parse(&name));
+    if let Some(assistant) = preselected {
+        chat.assistant.set(assistant);
+    }
 
     // Set only in the browser once the page is interactive, so tests and styles can
     // tell a hydrated page from the server-rendered one.
@@ -49,6 +64,11 @@ pub fn ChatPage() -> impl IntoView {
     };
 
     let has_messages = move || chat.entries.with(|entries| !entries.is_empty());
+    // The assistant is fixed once the conversation exists; until then the person picks.
+    let picking = move || {
+        chat.conversation_id.with(Option::is_none) && !has_messages() && !chat.loading.get()
+    };
+    let copy = move || AssistantCopy::of(chat.assistant.get());
 
     view! {
         <main
@@ -59,24 +79,42 @@ pub fn ChatPage() -> impl IntoView {
             <header class="chat-header">
                 <div class="chat-header-row">
                     <h1>"Đặt bàn cùng trợ lý"</h1>
-                    <button
-                        type="button"
-                        class="new-conversation"
-                        on:click=move |_| chat.new_conversation()
-                    >
-                        "Cuộc trò chuyện mới"
-                    </button>
+                    <nav class="header-links" aria-label="Trang">
+                        <a class="header-link" href="/bookings">"Đặt chỗ của tôi"</a>
+                        <button
+                            type="button"
+                            class="new-conversation"
+                            on:click=move |_| chat.new_conversation()
+                        >
+                            "Cuộc trò chuyện mới"
+                        </button>
+                    </nav>
                 </div>
-                <p class="tagline">
-                    "Hỏi thời tiết, tìm nhà hàng và đặt bàn — mọi thao tác đều cần bạn xác nhận."
-                </p>
+                <Show
+                    when=picking
+                    fallback=move || {
+                        // While a conversation loads its assistant is not known yet.
+                        move || (!chat.loading.get()).then(|| view! {
+                            <p
+                                class="assistant-current"
+                                data-assistant=move || chat.assistant.get().as_str()
+                            >
+                                "Trợ lý: "
+                                <strong>{move || chat.assistant.get().label()}</strong>
+                            </p>
+                        })
+                    }
+                >
+                    <AssistantPicker chat/>
+                </Show>
+                <p class="tagline">{move || copy().tagline}</p>
             </header>
             <section class="messages" aria-label="Cuộc trò chuyện" aria-live="polite">
                 <Show
                     when=move || has_messages() || chat.loading.get()
-                    fallback=|| view! {
+                    fallback=move || view! {
                         <p class="empty-state">
-                            "Chưa có tin nhắn nào. Hãy thử: “Đặt bàn cho 4 người ở Hà Nội tối mai lúc 19:00”."
+                            "Chưa có tin nhắn nào. Hãy thử: “" {move || copy().example} "”."
                         </p>
                     }
                 >
@@ -106,7 +144,7 @@ pub fn ChatPage() -> impl IntoView {
                     id="message"
                     name="message"
                     rows="2"
-                    placeholder="Nhập tin nhắn…"
+                    placeholder=move || copy().placeholder
                     maxlength=MAX_MESSAGE_CHARS.to_string()
                     prop:value=move || draft.get()
                     on:input:target=move |ev| draft.set(ev.target().value())
@@ -127,6 +165,67 @@ pub fn ChatPage() -> impl IntoView {
                 <p class="notice notice-error composer-error" role="alert">{message}</p>
             })}
         </main>
+    }
+}
+
+/// The choice of assistant before the first message; restaurant unless `?a=` said else.
+#[component]
+fn AssistantPicker(chat: ChatState) -> impl IntoView {
+    // The server renders the choice as an attribute; the browser keeps the live property
+    // in step, since a checked attribute stops mattering once the person clicks.
+    let initial = chat.assistant.get_untracked();
+    view! {
+        <fieldset class="assistant-picker">
+            <legend>"Chọn trợ lý"</legend>
+            {Assistant::ALL
+                .into_iter()
+                .map(|assistant| {
+                    view! {
+                        <label class="assistant-option" data-assistant=assistant.as_str()>
+                            <input
+                                type="radio"
+                                name="assistant"
+                                value=assistant.as_str()
+                                checked=assistant == initial
+                                prop:checked=move || chat.assistant.get() == assistant
+                                on:change=move |_| chat.assistant.set(assistant)
+                            />
+                            <span>{assistant.label()}</span>
+                        </label>
+                    }
+                })
+                .collect_view()}
+        </fieldset>
+    }
+}
+
+/// The words of the page that depend on the assistant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AssistantCopy {
+    tagline: &'static str,
+    placeholder: &'static str,
+    example: &'static str,
+}
+
+impl AssistantCopy {
+    fn of(assistant: Assistant) -> Self {
+        match assistant {
+            Assistant::Restaurant => Self {
+                tagline: "Hỏi thời tiết, tìm nhà hàng và đặt bàn — mọi thao tác đều cần bạn xác nhận.",
+                placeholder: "Hỏi thời tiết, tìm nhà hàng hoặc đặt bàn…",
+                example: "Đặt bàn cho 4 người ở Hà Nội tối mai lúc 19:00",
+            },
+            Assistant::Gifts => Self {
+                tagline: "Gợi ý quà theo người nhận, sở thích và ngân sách. Thanh toán chỉ là giả lập và luôn cần bạn xác nhận.",
+                placeholder: "Quà cho ai, họ thích gì, ngân sách bao nhiêu?…",
+                example: "Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu",
+            },
+            Assistant::Shipping => Self {
+                tagline: "Báo giá giao hàng bằng công thức minh hoạ — đơn vị DEMO không phải tiền thật.",
+                placeholder: "Nội thành hay liên tỉnh, nặng bao nhiêu kg?…",
+                example: "Báo giá giao hàng nội thành 2 kg",
+            },
+        }
     }
 }
 
@@ -165,6 +264,10 @@ fn MessageView(message: ArcRwSignal<Message>) -> impl IntoView {
 /// confirmation form keeps its edits while other parts stream.
 #[component]
 fn PartView(message: RwSignal<Message>, index: usize) -> impl IntoView {
+    // Each part has its own owner (a row of `<For>`), so this reaches only its own views.
+    provide_context(PartScope {
+        message_id: Signal::derive(move || message.with(|m| m.id.clone())),
+    });
     let part = Memo::new(move |_| message.with(|m| m.parts.get(index).cloned()));
     move || part.get().map(render_part)
 }

@@ -45,6 +45,20 @@ pub fn datetime_vi(at: &DateTime<FixedOffset>) -> String {
     )
 }
 
+/// Whole đồng as in vi-VN: thousands grouped with dots, then the sign: "450.000 ₫".
+pub fn vnd(amount: u32) -> String {
+    let digits = amount.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3 + 4);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            grouped.push('.');
+        }
+        grouped.push(digit);
+    }
+    grouped.push_str(" ₫");
+    grouped
+}
+
 /// Price level 1–4 as that many "₫" (clamped, so a bad value still shows something sane).
 pub fn price_level(level: u8) -> String {
     "₫".repeat(usize::from(level.clamp(1, 4)))
@@ -102,5 +116,16 @@ mod tests {
         assert_eq!(price_level(2), "₫₫");
         assert_eq!(price_level(0), "₫");
         assert_eq!(price_level(9), "₫₫₫₫");
+    }
+
+    #[test]
+    fn dong_are_grouped_by_thousands() {
+        assert_eq!(vnd(0), "0 ₫");
+        assert_eq!(vnd(999), "999 ₫");
+        assert_eq!(vnd(1_000), "1.000 ₫");
+        assert_eq!(vnd(450_000), "450.000 ₫");
+        assert_eq!(vnd(1_250_000), "1.250.000 ₫");
+        assert_eq!(vnd(100_000_000), "100.000.000 ₫");
+        assert_eq!(vnd(u32::MAX), "4.294.967.295 ₫");
     }
 }

@@ -1,4 +1,4 @@
-//! datban's user interface: the page shell and the chat page.
+//! datban's user interface: the page shell, the chat page and the bookings page.
 //!
 //! The same components render on the server (`ssr`) and hydrate in the browser
 //! (`hydrate`); with neither feature the crate still type-checks, which keeps
@@ -12,6 +12,7 @@ use leptos_router::{
 };
 
 mod api;
+mod bookings;
 mod chat;
 #[cfg(feature = "hydrate")]
 mod client;
@@ -20,6 +21,7 @@ mod parts;
 mod sse;
 mod state;
 
+pub use bookings::BookingsPage;
 pub use chat::ChatPage;
 
 /// The name the site's wasm, js and css files carry under `/pkg`.
@@ -57,6 +59,7 @@ pub fn App() -> impl IntoView {
         <Router>
             <Routes fallback=NotFound>
                 <Route path=StaticSegment("") view=ChatPage/>
+                <Route path=StaticSegment("bookings") view=BookingsPage/>
             </Routes>
         </Router>
     }

@@ -6,7 +6,10 @@
 //! [`Message::apply`], the same reducer the server uses.
 
 use leptos::prelude::*;
-use shared::message::Message;
+use shared::{
+    message::{Message, Role},
+    tools::Assistant,
+};
 
 #[cfg(feature = "hydrate")]
 use shared::{events::AgentEvent, message::MessagePart};
@@ -25,6 +28,9 @@ pub struct Entry {
 pub struct ChatState {
     /// The server's conversation id, once there is one (also in the URL as `?c=`).
     pub conversation_id: RwSignal<Option<String>>,
+    /// The assistant: chosen in the picker before the conversation exists, then the one
+    /// the server fixed for it.
+    pub assistant: RwSignal<Assistant>,
     /// The messages, oldest first.
     pub entries: RwSignal<Vec<Entry>>,
     /// What is in the message box.
@@ -46,6 +52,7 @@ impl ChatState {
     pub fn new() -> Self {
         Self {
             conversation_id: RwSignal::new(None),
+            assistant: RwSignal::new(Assistant::default()),
             entries: RwSignal::new(Vec::new()),
             draft: RwSignal::new(String::new()),
             streaming: RwSignal::new(false),
@@ -87,13 +94,83 @@ impl ChatState {
         if text.is_empty() || self.busy_untracked() {
             return false;
         }
-        self.error.set(None);
         self.draft.set(String::new());
+        self.send_text(text)
+    }
+
+    /// Sends the person's last message again, as a new message: what "Thử lại" on a
+    /// failed call does. Returns whether a request started.
+    pub fn retry_last(&self) -> bool {
+        match self.last_user_text() {
+            Some(text) if !self.busy_untracked() => self.send_text(text),
+            _ => false,
+        }
+    }
+
+    /// Whether there is a message of the person's to send again; tracked.
+    pub fn can_retry(&self) -> bool {
+        !self.busy()
+            && self.entries.with(|entries| {
+                // A message's role never changes: only the list needs tracking.
+                entries.iter().any(|entry| {
+                    entry
+                        .message
+                        .with_untracked(|message| message.role == Some(Role::User))
+                })
+            })
+    }
+
+    /// Whether `message_id` is the newest message; tracked. A retry re-sends the last
+    /// message, which only answers the failure of the newest reply.
+    pub fn is_latest(&self, message_id: &str) -> bool {
+        self.entries.with(|entries| {
+            entries
+                .last()
+                .is_some_and(|entry| entry.message.with(|message| message.id == message_id))
+        })
+    }
+
+    fn last_user_text(&self) -> Option<String> {
+        self.entries.with_untracked(|entries| {
+            entries.iter().rev().find_map(|entry| {
+                entry.message.with_untracked(|message| {
+                    (message.role == Some(Role::User))
+                        .then(|| message.text().trim().to_owned())
+                        .filter(|text| !text.is_empty())
+                })
+            })
+        })
+    }
+
+    /// The one path every message takes to the server: the box's text and retries alike.
+    fn send_text(&self, text: String) -> bool {
+        if text.is_empty() || self.busy_untracked() {
+            return false;
+        }
+        self.error.set(None);
         #[cfg(feature = "hydrate")]
         self.spawn_send(text);
         #[cfg(not(feature = "hydrate"))]
         let _ = text;
         true
+    }
+
+    /// Looks for the tool part with call id `call_id` anywhere in the conversation and
+    /// reads it with `read`; untracked, for forms that show what an earlier call returned.
+    pub fn find_tool<T>(
+        &self,
+        mut read: impl FnMut(&shared::message::ToolPart) -> Option<T>,
+    ) -> Option<T> {
+        self.entries.with_untracked(|entries| {
+            entries.iter().rev().find_map(|entry| {
+                entry.message.with_untracked(|message| {
+                    message.parts.iter().rev().find_map(|part| match part {
+                        shared::message::MessagePart::Tool(tool) => read(tool),
+                        _ => None,
+                    })
+                })
+            })
+        })
     }
 
     /// Answers the confirmation of call `call_id`. `on_end` runs once the request is over
@@ -198,9 +275,15 @@ impl ChatState {
         crate::client::scroll_to_page_end();
         let generation = self.generation.get_value();
         leptos::task::spawn_local(async move {
+            let conversation_id = self.conversation_id.get_untracked();
+            // Only a new conversation says which assistant: the server fixes it then.
+            let assistant = conversation_id
+                .is_none()
+                .then(|| self.assistant.get_untracked().as_str().to_owned());
             let request = crate::api::ChatRequest {
-                conversation_id: self.conversation_id.get_untracked(),
+                conversation_id,
                 text: text.clone(),
+                assistant,
             };
             let outcome = self
                 .stream(crate::api::CHAT_URL, &request, generation)
@@ -369,6 +452,7 @@ impl ChatState {
         let url = crate::api::conversation_url(&id);
         match crate::client::get_json::<crate::api::Conversation>(&url).await {
             Ok(conversation) if self.current(generation) => {
+                self.set_assistant(conversation.assistant.as_deref());
                 self.set_messages(conversation.messages)
             }
             Ok(_) => {}
@@ -378,6 +462,14 @@ impl ChatState {
                     error.message
                 );
             }
+        }
+    }
+
+    /// Takes the assistant the server stored with the conversation; an unknown name
+    /// (a newer server) keeps the current one rather than guessing.
+    fn set_assistant(&self, name: Option<&str>) {
+        if let Some(assistant) = name.and_then(Assistant::parse) {
+            self.assistant.set(assistant);
         }
     }
 
@@ -394,6 +486,7 @@ impl ChatState {
             }
             match result {
                 Ok(conversation) => {
+                    self.set_assistant(conversation.assistant.as_deref());
                     self.set_messages(conversation.messages);
                     crate::client::scroll_to_page_end();
                     if conversation.id != id {

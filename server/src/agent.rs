@@ -219,7 +219,7 @@ impl Agent {
                         .into_iter()
                         .map(|tool| ToolSpec {
                             name: tool.as_str().to_owned(),
-                            description: tool.definition().description.to_owned(),
+                            description: tool.definition().model_description(),
                             parameters: tool.input_schema(),
                         })
                         .collect();

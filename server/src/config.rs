@@ -19,6 +19,11 @@ pub struct Config {
     pub offline_token_delay: std::time::Duration,
     /// Which model answers (`DATBAN_PROVIDER` and friends).
     pub provider: ProviderConfig,
+    /// Base URL of a weather service (`DATBAN_WEATHER_URL`); without one, forecasts come
+    /// from the built-in climate tables.
+    pub weather_url: Option<String>,
+    /// How long one weather request may take (`DATBAN_WEATHER_TIMEOUT_MS`, default 5000).
+    pub weather_timeout: std::time::Duration,
 }
 
 /// The model provider chosen by `DATBAN_PROVIDER`.
@@ -151,6 +156,9 @@ pub enum ConfigError {
         /// The variable to set.
         variable: &'static str,
     },
+    /// `DATBAN_WEATHER_URL` cannot be used (the URL itself is left out: it may hold a key).
+    #[error("DATBAN_WEATHER_URL: {0}")]
+    Weather(String),
     /// A number is out of range or not a number.
     #[error("{name} must be a whole number from {min} to {max}")]
     BadNumber {
@@ -201,12 +209,22 @@ impl Config {
         };
         let delay = number("DATBAN_OFFLINE_TOKEN_DELAY_MS", 15, 0, 2000)?;
         let provider = ProviderConfig::from_vars(|name| std::env::var(name).ok())?;
+        let weather_url = match std::env::var("DATBAN_WEATHER_URL") {
+            Ok(url) if !url.trim().is_empty() => Some(url.trim().to_owned()),
+            Ok(_) | Err(std::env::VarError::NotPresent) => None,
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(ConfigError::NotUnicode("DATBAN_WEATHER_URL"))
+            }
+        };
+        let weather_timeout = number("DATBAN_WEATHER_TIMEOUT_MS", 5000, 1, 120_000)?;
         Ok(Self {
             leptos_options,
             database_url,
             agent,
             offline_token_delay: std::time::Duration::from_millis(delay),
             provider,
+            weather_url,
+            weather_timeout: std::time::Duration::from_millis(weather_timeout),
         })
     }
 }

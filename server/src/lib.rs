@@ -14,6 +14,7 @@ pub mod config;
 pub mod db;
 mod health;
 pub mod history;
+pub mod idempotency;
 pub mod model;
 pub mod owner;
 pub mod store;
@@ -123,7 +124,7 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
     let pool = db::connect(&config.database_url).await?;
     let addr = config.leptos_options.site_addr;
     let provider = provider(&config).await?;
-    let state = AppState::new(
+    let mut state = AppState::new(
         config.leptos_options,
         pool,
         provider,
@@ -131,6 +132,13 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
         agent::system_clock(),
     )
     .await?;
+    if let Some(url) = config.weather_url {
+        let service = tools::weather::WeatherService::new(url, config.weather_timeout)
+            .map_err(|error| config::ConfigError::Weather(error.to_string()))?;
+        // Not the URL: it may carry a key in its query.
+        tracing::info!("forecasts from the weather service (DATBAN_WEATHER_URL)");
+        state.agent.upstreams.weather = Some(service);
+    }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| StartupError::Bind { addr, source })?;

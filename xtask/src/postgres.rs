@@ -60,7 +60,7 @@ pub fn test_server(ws: &Workspace) -> Result<(), Failure> {
     }
     drop(cluster);
     println!(
-        "postgres: tests took {:.0} s; {:.0} s with the cluster's start and removal",
+        "postgres: cargo test (build included) took {:.0} s; {:.0} s with the cluster's start and removal",
         tests.as_secs_f64(),
         started.elapsed().as_secs_f64()
     );

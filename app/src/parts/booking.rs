@@ -9,8 +9,11 @@ use shared::{
     tools::{BookingStatus, CreateBookingInput, CreateBookingOutput},
 };
 
-use super::{error_notice, partial_str};
-use crate::{format::datetime_vi, state::ChatState};
+use super::{
+    approval::{decided_buttons, decision_buttons, Approval},
+    error_notice, partial_str,
+};
+use crate::format::datetime_vi;
 
 /// The part in its current state.
 pub fn render(
@@ -187,27 +190,23 @@ fn offset_label(at: &DateTime<FixedOffset>) -> String {
 /// the request leaves, so a double click sends one request.
 #[component]
 fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
-    let chat = use_context::<ChatState>();
     let initial = FormValues::from_input(&input);
     let party_size = RwSignal::new(initial.party_size);
     let starts_at = RwSignal::new(initial.starts_at);
-    let locked = RwSignal::new(false);
     let form_error = RwSignal::new(None::<&'static str>);
-    let busy = move || chat.is_some_and(|chat| chat.busy());
-    let disabled = move || locked.get() || busy();
 
     let party_id = field_id(&call_id, "party-size");
     let starts_id = field_id(&call_id, "starts-at");
     let restaurant_id = input.restaurant_id.clone();
     let offset = offset_label(&input.starts_at);
     let stored_input = StoredValue::new(input);
-    let stored_call_id = StoredValue::new(call_id);
+    let approval = Approval::new(call_id);
+    let locked = move || approval.locked();
 
     let decide = move |approved: bool| {
-        if locked.get_untracked() {
+        if !approval.is_open() {
             return;
         }
-        let Some(chat) = chat else { return };
         let edited = if approved {
             let values = FormValues {
                 party_size: party_size.get_untracked(),
@@ -224,15 +223,7 @@ fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
             None
         };
         form_error.set(None);
-        locked.set(true);
-        // When the answer does not move the call on (a failed request), unlock so the
-        // person can try again; when it does, this form is already gone.
-        let started = chat.respond(stored_call_id.get_value(), approved, edited, move |_| {
-            locked.try_set(false);
-        });
-        if !started {
-            locked.set(false);
-        }
+        approval.decide(approved, edited);
     };
 
     view! {
@@ -266,7 +257,7 @@ fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
                     required
                     prop:value=party_size
                     on:input:target=move |ev| party_size.set(ev.target().value())
-                    disabled=move || locked.get()
+                    disabled=locked
                 />
             </div>
             <div class="form-field">
@@ -278,29 +269,20 @@ fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
                     required
                     prop:value=starts_at
                     on:input:target=move |ev| starts_at.set(ev.target().value())
-                    disabled=move || locked.get()
+                    disabled=locked
                 />
                 <p class="field-hint">"Giờ địa phương của nhà hàng (" {offset} ")"</p>
             </div>
             {move || form_error.get().map(|reason| view! {
                 <p class="form-error" role="alert">{reason}</p>
             })}
-            <div class="form-actions">
-                <button type="submit" class="button-primary" disabled=disabled>
-                    "Xác nhận đặt bàn"
-                </button>
-                <button
-                    type="button"
-                    class="button-secondary"
-                    disabled=disabled
-                    on:click=move |_| decide(false)
-                >
-                    "Từ chối"
-                </button>
-            </div>
-            <Show when=move || locked.get()>
-                <p class="form-status" role="status">"Đang gửi…"</p>
-            </Show>
+            {decision_buttons(
+                approval,
+                "Xác nhận đặt bàn",
+                "button-primary",
+                "Từ chối",
+                move || decide(false),
+            )}
         </form>
     }
 }
@@ -333,11 +315,7 @@ fn decided_form(call_id: &str, input: &CreateBookingInput, approved: bool) -> An
                 <input id=starts_id type="datetime-local" name="startsAt" value=values.starts_at disabled/>
                 <p class="field-hint">"Giờ địa phương của nhà hàng (" {offset_label(&input.starts_at)} ")"</p>
             </div>
-            <div class="form-actions">
-                <button type="submit" class="button-primary" disabled>"Xác nhận đặt bàn"</button>
-                <button type="button" class="button-secondary" disabled>"Từ chối"</button>
-            </div>
-            <p class="form-status" class:declined=!approved role="status">{status}</p>
+            {decided_buttons("Xác nhận đặt bàn", "button-primary", "Từ chối", approved, status)}
         </form>
     }
     .into_any()

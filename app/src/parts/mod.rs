@@ -5,9 +5,12 @@
 use leptos::prelude::*;
 use shared::{
     message::{MessagePart, ToolPart},
-    tools::ToolError,
+    tools::{ErrorClass, ErrorCode, ToolError},
 };
 
+use crate::state::ChatState;
+
+mod approval;
 mod booking;
 mod gifts;
 mod my_bookings;
@@ -15,6 +18,16 @@ mod restaurants;
 mod shipping;
 mod unknown;
 mod weather;
+
+pub(crate) use my_bookings::{booking_list, empty_bookings};
+
+/// The message a part belongs to, provided by the chat page around each part, so a
+/// notice can tell whether its failure is the newest one (only that one can be retried).
+#[derive(Clone, Copy)]
+pub struct PartScope {
+    /// The message's id.
+    pub message_id: Signal<String>,
+}
 
 /// One part of a message, as it is now.
 pub fn render_part(part: MessagePart) -> AnyView {
@@ -36,12 +49,12 @@ pub fn render_tool(part: ToolPart) -> AnyView {
         ToolPart::GetWeather(call) => weather::render(call.state),
         ToolPart::SearchRestaurants(call) => restaurants::render(call.state),
         ToolPart::CreateBooking(call) => booking::render(call.id, call.state),
-        ToolPart::ListBookings(call) => my_bookings::render_placeholder(call.state.name()),
-        ToolPart::CancelBooking(call) => my_bookings::render_placeholder(call.state.name()),
-        ToolPart::SuggestGifts(call) => gifts::render_placeholder(call.state.name()),
-        ToolPart::PrepareCheckout(call) => gifts::render_placeholder(call.state.name()),
-        ToolPart::CreateCheckoutSession(call) => gifts::render_placeholder(call.state.name()),
-        ToolPart::ShippingQuote(call) => shipping::render_placeholder(call.state.name()),
+        ToolPart::ListBookings(call) => my_bookings::render_list(call.state),
+        ToolPart::CancelBooking(call) => my_bookings::render_cancel(call.id, call.state),
+        ToolPart::SuggestGifts(call) => gifts::render_suggestions(call.state),
+        ToolPart::PrepareCheckout(call) => gifts::render_draft(call.state),
+        ToolPart::CreateCheckoutSession(call) => gifts::render_checkout(call.id, call.state),
+        ToolPart::ShippingQuote(call) => shipping::render(call.state),
         ToolPart::Unknown(call) => unknown::render(call),
     };
     view! {
@@ -52,19 +65,168 @@ pub fn render_tool(part: ToolPart) -> AnyView {
     .into_any()
 }
 
-/// A red notice for a failed call: a heading, the error's message and, when calling again
-/// later may work, a note saying so.
+/// The notice for a failed call, shaped by what kind of failure it is
+/// ([`ErrorCode::class`]), since each asks the person for something else: fix the input,
+/// try again, wait, or nothing at all. The root keeps the code in `data-error-code`.
 pub(crate) fn error_notice(title: String, error: Option<ToolError>) -> AnyView {
-    let retryable = error.as_ref().is_some_and(|error| error.retryable);
-    let message = error.map(|error| error.message);
+    let Some(ToolError {
+        code,
+        message,
+        retryable,
+    }) = error
+    else {
+        // Not yet answered by the server (an unknown tool still streaming): no code to show.
+        return view! {
+            <div class="notice notice-error" role="alert">
+                <p class="notice-title">{title}</p>
+            </div>
+        }
+        .into_any();
+    };
+    let look = NoticeLook::of(code, retryable);
+    let role = if look.alert { "alert" } else { "status" };
     view! {
-        <div class="notice notice-error" role="alert">
+        <div
+            class=format!("notice {}", look.class)
+            role=role
+            data-error-code=code_name(code)
+            data-error-class=look.class_name
+        >
+            <p class="notice-kind">{look.kind}</p>
             <p class="notice-title">{title}</p>
-            {message.map(|message| view! { <p class="notice-message">{message}</p> })}
-            {retryable.then(|| view! { <p class="notice-retry">"Thử lại sau"</p> })}
+            <p class="notice-message">{message}</p>
+            <p class="notice-help">{look.help}</p>
+            {look.retry.then(retry_button)}
         </div>
     }
     .into_any()
+}
+
+/// How a notice looks for one error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NoticeLook {
+    /// The notice's CSS class.
+    class: &'static str,
+    /// The error class's name, for `data-error-class`.
+    class_name: &'static str,
+    /// A short label of the kind of failure.
+    kind: &'static str,
+    /// What the person can do.
+    help: &'static str,
+    /// Whether to offer "Thử lại" (re-sending the last message).
+    retry: bool,
+    /// Whether it is announced as an alert (else as a status).
+    alert: bool,
+}
+
+impl NoticeLook {
+    fn of(code: ErrorCode, retryable: bool) -> Self {
+        match code.class() {
+            ErrorClass::Validation => Self {
+                class: "notice-validation",
+                class_name: "validation",
+                kind: "Cần sửa thông tin",
+                help: "Thông tin gửi đi chưa hợp lệ nên chưa có gì được thực hiện — cần sửa lại thông tin rồi gửi lại.",
+                retry: false,
+                alert: true,
+            },
+            ErrorClass::Infrastructure => Self {
+                class: "notice-infrastructure",
+                class_name: "infrastructure",
+                kind: "Dịch vụ tạm thời không phản hồi",
+                help: if retryable {
+                    "Chưa có gì được thực hiện. Bạn có thể thử lại ngay bây giờ."
+                } else {
+                    "Chưa có gì được thực hiện. Vui lòng thử lại sau."
+                },
+                retry: retryable,
+                alert: true,
+            },
+            ErrorClass::Platform => match code {
+                ErrorCode::IdempotencyKeyInUse => Self {
+                    class: "notice-platform",
+                    class_name: "platform",
+                    kind: "Yêu cầu đang được xử lý",
+                    help: "Một yêu cầu giống hệt vẫn đang chạy. Đợi giây lát rồi thử lại — yêu cầu sẽ không bị thực hiện hai lần.",
+                    retry: true,
+                    alert: true,
+                },
+                ErrorCode::IdempotencyKeyReused => Self {
+                    class: "notice-platform",
+                    class_name: "platform",
+                    kind: "Mã yêu cầu đã được dùng",
+                    help: "Mã chống trùng lặp này đã dùng cho một yêu cầu khác, nên yêu cầu này không được thực hiện để tránh làm hai lần. Hãy bắt đầu lại thao tác.",
+                    retry: false,
+                    alert: true,
+                },
+                _ => Self {
+                    class: "notice-platform",
+                    class_name: "platform",
+                    kind: "Yêu cầu trùng lặp",
+                    help: "Yêu cầu này trùng với một yêu cầu trước nên không được thực hiện lại.",
+                    retry: retryable,
+                    alert: true,
+                },
+            },
+            ErrorClass::NotRun => Self {
+                class: "notice-not-run",
+                class_name: "not-run",
+                kind: "Không thực hiện",
+                help: "Lệnh này không chạy nên không có gì thay đổi.",
+                retry: false,
+                alert: false,
+            },
+            ErrorClass::Internal => Self {
+                class: "notice-error",
+                class_name: "internal",
+                kind: "Có lỗi xảy ra",
+                help: if retryable {
+                    "Lỗi phía hệ thống; chưa có gì được thực hiện. Thử lại sau."
+                } else {
+                    "Lỗi phía hệ thống; chưa có gì được thực hiện."
+                },
+                retry: false,
+                alert: true,
+            },
+        }
+    }
+}
+
+/// The code as the API writes it (`UPSTREAM_UNAVAILABLE`).
+fn code_name(code: ErrorCode) -> String {
+    serde_json::to_value(code)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// "Thử lại": sends the person's last message again through the chat's one send path.
+/// Shown only on the newest reply, since the last message is what that reply answered.
+fn retry_button() -> impl IntoView {
+    let chat = use_context::<ChatState>();
+    let scope = use_context::<PartScope>();
+    let newest = move || match (chat, scope) {
+        (Some(chat), Some(scope)) => scope.message_id.with(|id| chat.is_latest(id)),
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let disabled = move || !chat.is_some_and(|chat| chat.can_retry());
+    view! {
+        <Show when=newest>
+            <button
+                type="button"
+                class="retry-button"
+                disabled=disabled
+                on:click=move |_| {
+                    if let Some(chat) = chat {
+                        chat.retry_last();
+                    }
+                }
+            >
+                "Thử lại"
+            </button>
+        </Show>
+    }
 }
 
 /// A placeholder card with a shimmer while a call's input arrives or the tool runs.
@@ -90,4 +252,49 @@ pub(crate) fn partial_str(partial: &serde_json::Value, key: &str) -> Option<Stri
         .map(str::trim)
         .filter(|value| !value.is_empty())
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_named_as_in_the_api() {
+        assert_eq!(
+            code_name(ErrorCode::UpstreamUnavailable),
+            "UPSTREAM_UNAVAILABLE"
+        );
+        assert_eq!(
+            code_name(ErrorCode::IdempotencyKeyInUse),
+            "IDEMPOTENCY_KEY_IN_USE"
+        );
+        assert_eq!(code_name(ErrorCode::ValidationError), "VALIDATION_ERROR");
+    }
+
+    #[test]
+    fn each_class_asks_for_its_own_reaction() {
+        let validation = NoticeLook::of(ErrorCode::ValidationError, false);
+        assert_eq!(validation.class, "notice-validation");
+        assert_eq!(validation.kind, "Cần sửa thông tin");
+        assert!(!validation.retry);
+
+        let down = NoticeLook::of(ErrorCode::UpstreamUnavailable, true);
+        assert_eq!(down.kind, "Dịch vụ tạm thời không phản hồi");
+        assert!(down.retry);
+        // A retry is offered only when the server says one may work.
+        assert!(!NoticeLook::of(ErrorCode::UpstreamTimeout, false).retry);
+
+        assert!(NoticeLook::of(ErrorCode::IdempotencyKeyInUse, true).retry);
+        let reused = NoticeLook::of(ErrorCode::IdempotencyKeyReused, false);
+        assert!(!reused.retry);
+        assert_eq!(reused.class, "notice-platform");
+
+        let declined = NoticeLook::of(ErrorCode::Declined, false);
+        assert_eq!(declined.class, "notice-not-run");
+        assert!(!declined.alert);
+
+        let internal = NoticeLook::of(ErrorCode::ExecutionFailed, false);
+        assert_eq!(internal.class, "notice-error");
+        assert!(!internal.retry);
+    }
 }

@@ -1,7 +1,314 @@
-//! Being written.
+//! The person's own bookings: `listBookings` (a list, or an empty state with the reason)
+//! and `cancelBooking` (a destructive confirmation form, then a cancellation receipt only
+//! once the booking is cancelled). The list is also what the `/bookings` page shows.
 
 use leptos::prelude::*;
+use shared::{
+    message::{ToolPart, ToolState},
+    tools::{
+        BookingState, BookingSummary, CancelBookingInput, CancelBookingOutput, ListBookingsInput,
+        ListBookingsOutput,
+    },
+};
 
-pub fn render_placeholder(state: &'static str) -> AnyView {
-    super::skeleton(state.to_owned(), None)
+use super::{
+    approval::{decided_buttons, decision_buttons, Approval},
+    error_notice, partial_str, skeleton,
+};
+use crate::{format::datetime_vi, state::ChatState};
+
+/// What the person types in the chat to cancel `booking_id`.
+pub(crate) fn cancel_hint(booking_id: &str) -> String {
+    format!("Huỷ đặt chỗ {booking_id}")
+}
+
+/// A `listBookings` part in its current state.
+pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> AnyView {
+    const LOADING: &str = "Đang xem các đặt chỗ của bạn…";
+    match state {
+        ToolState::InputStreaming(_) | ToolState::InputAvailable { .. } => {
+            skeleton(LOADING.to_owned(), None)
+        }
+        // listBookings never asks for approval; a stored part saying so is still loading.
+        ToolState::ApprovalRequested { .. } | ToolState::ApprovalResponded { .. } => {
+            skeleton(LOADING.to_owned(), None)
+        }
+        ToolState::OutputAvailable { output, .. } => {
+            let ListBookingsOutput {
+                bookings,
+                no_results_reason,
+            } = output;
+            if bookings.is_empty() {
+                return empty_bookings(no_results_reason).into_any();
+            }
+            let count = bookings.len();
+            view! {
+                <section class="my-bookings" aria-label="Đặt chỗ của bạn">
+                    <p class="results-summary">{format!("{count} đặt chỗ")}</p>
+                    {booking_list(bookings, false)}
+                </section>
+            }
+            .into_any()
+        }
+        ToolState::OutputError { error, .. } => {
+            error_notice("Không xem được các đặt chỗ".to_owned(), Some(error))
+        }
+        ToolState::OutputDenied { .. } => view! {
+            <p class="notice notice-muted">"Đã bỏ qua việc xem các đặt chỗ."</p>
+        }
+        .into_any(),
+    }
+}
+
+/// The empty state: the reason the server gave, or a plain one.
+pub(crate) fn empty_bookings(reason: Option<String>) -> impl IntoView {
+    let reason = reason
+        .map(|reason| reason.trim().to_owned())
+        .filter(|reason| !reason.is_empty())
+        .unwrap_or_else(|| "Bạn chưa có đặt chỗ nào.".to_owned());
+    view! {
+        <div class="card empty-results bookings-empty" role="status">
+            <p class="empty-reason">{reason}</p>
+            <p class="empty-suggestion">"Đặt bàn trong trò chuyện với trợ lý nhà hàng."</p>
+        </div>
+    }
+}
+
+/// The Vietnamese label of a booking's state, and its key for classes and tests.
+pub(crate) fn status_label(state: BookingState) -> (&'static str, &'static str) {
+    match state {
+        BookingState::Confirmed => ("confirmed", "đã xác nhận"),
+        BookingState::Waitlisted => ("waitlisted", "danh sách chờ"),
+        BookingState::Cancelled => ("cancelled", "đã huỷ"),
+    }
+}
+
+/// Bookings as rows. With `link_to_chat` (the `/bookings` page), a booking that still
+/// stands says how to cancel it: in the chat, where the cancellation is confirmed.
+pub(crate) fn booking_list(bookings: Vec<BookingSummary>, link_to_chat: bool) -> impl IntoView {
+    view! {
+        <ul class="booking-list">
+            {bookings
+                .into_iter()
+                .map(|booking| booking_row(booking, link_to_chat))
+                .collect_view()}
+        </ul>
+    }
+}
+
+fn booking_row(booking: BookingSummary, link_to_chat: bool) -> impl IntoView {
+    let BookingSummary {
+        booking_id,
+        restaurant_name,
+        party_size,
+        starts_at,
+        status,
+    } = booking;
+    let (key, label) = status_label(status);
+    let cancel = (link_to_chat && status != BookingState::Cancelled).then(|| {
+        view! {
+            <p class="booking-cancel-hint">
+                <a href="/?a=restaurant">"Huỷ trong trò chuyện"</a>
+                " — Nhắn: “" {cancel_hint(&booking_id)} "”"
+            </p>
+        }
+    });
+    let row_id = booking_id.clone();
+    view! {
+        <li
+            class=format!("card booking-row booking-{key}")
+            data-booking-id=row_id
+            data-booking-status=key
+        >
+            <div class="booking-row-head">
+                <span class="booking-row-id">{booking_id}</span>
+                <span class=format!("status-badge status-{key}")>{label}</span>
+            </div>
+            <p class="booking-row-restaurant">{restaurant_name}</p>
+            <p class="booking-row-meta">
+                {datetime_vi(&starts_at)} " · " {format!("{party_size} người")}
+            </p>
+            {cancel}
+        </li>
+    }
+}
+
+/// A `cancelBooking` part in its current state.
+pub fn render_cancel(
+    call_id: String,
+    state: ToolState<CancelBookingInput, CancelBookingOutput>,
+) -> AnyView {
+    match state {
+        ToolState::InputStreaming(input) => skeleton(
+            "Trợ lý đang soạn yêu cầu huỷ đặt chỗ…".to_owned(),
+            partial_str(input.partial(), "bookingId"),
+        ),
+        ToolState::InputAvailable { input } => skeleton(
+            "Đang chuẩn bị để bạn xác nhận…".to_owned(),
+            Some(input.booking_id),
+        ),
+        ToolState::ApprovalRequested { input } => view! { <CancelForm call_id input/> }.into_any(),
+        ToolState::ApprovalResponded { input, approved } => decided_cancel(&input, approved),
+        ToolState::OutputAvailable { output, .. } => cancel_receipt(output),
+        ToolState::OutputError { error, .. } => error_notice(
+            "Chưa huỷ được — đặt chỗ vẫn giữ nguyên".to_owned(),
+            Some(error),
+        ),
+        ToolState::OutputDenied { input } => view! {
+            <p class="notice notice-muted" role="status">
+                "Bạn đã giữ lại đặt chỗ " {input.booking_id} " — không có gì bị huỷ."
+            </p>
+        }
+        .into_any(),
+    }
+}
+
+/// What this conversation already knows of booking `booking_id` (its receipt or a list),
+/// so the form can say which booking it is about.
+fn find_booking(chat: Option<ChatState>, booking_id: &str) -> Option<BookingSummary> {
+    chat?.find_tool(|part| match part {
+        ToolPart::CreateBooking(call) => match &call.state {
+            ToolState::OutputAvailable { output, .. } if output.booking_id == booking_id => {
+                Some(BookingSummary {
+                    booking_id: output.booking_id.clone(),
+                    restaurant_name: output.restaurant_name.clone(),
+                    party_size: output.party_size,
+                    starts_at: output.starts_at,
+                    status: output.status.into(),
+                })
+            }
+            _ => None,
+        },
+        ToolPart::ListBookings(call) => match &call.state {
+            ToolState::OutputAvailable { output, .. } => output
+                .bookings
+                .iter()
+                .find(|booking| booking.booking_id == booking_id)
+                .cloned(),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+fn booking_fields(booking: Option<BookingSummary>) -> impl IntoView {
+    booking.map(|booking| {
+        view! {
+            <dl class="fields">
+                <div class="field-row">
+                    <dt>"Nhà hàng"</dt>
+                    <dd class="cancel-restaurant">{booking.restaurant_name}</dd>
+                </div>
+                <div class="field-row">
+                    <dt>"Thời gian"</dt>
+                    <dd class="cancel-time">{datetime_vi(&booking.starts_at)}</dd>
+                </div>
+                <div class="field-row">
+                    <dt>"Số người"</dt>
+                    <dd class="cancel-party">{format!("{} người", booking.party_size)}</dd>
+                </div>
+            </dl>
+        }
+    })
+}
+
+/// The destructive confirmation: which booking, a red "Huỷ đặt chỗ" and "Giữ lại".
+/// Nothing to edit; it locks at the first click.
+#[component]
+fn CancelForm(call_id: String, input: CancelBookingInput) -> impl IntoView {
+    let booking = find_booking(use_context::<ChatState>(), &input.booking_id);
+    let approval = Approval::new(call_id);
+    let decide = move |approved: bool| {
+        if approval.is_open() {
+            approval.decide(approved, None);
+        }
+    };
+    view! {
+        <form
+            class="card cancel-form"
+            aria-label="Xác nhận huỷ đặt chỗ"
+            on:submit=move |ev| {
+                ev.prevent_default();
+                decide(true);
+            }
+        >
+            <p class="card-kicker">"Huỷ đặt chỗ"</p>
+            <p class="cancel-question">"Bạn có chắc muốn huỷ đặt chỗ này?"</p>
+            <p class="booking-id cancel-booking-id">{input.booking_id.clone()}</p>
+            {booking_fields(booking)}
+            <p class="form-hint">
+                "Chưa có gì bị huỷ cho đến khi bạn bấm “Huỷ đặt chỗ”. Sau khi huỷ, nhà hàng không giữ bàn cho bạn nữa."
+            </p>
+            {decision_buttons(approval, "Huỷ đặt chỗ", "button-danger", "Giữ lại", move || decide(false))}
+        </form>
+    }
+}
+
+/// The form after the decision: locked, with what was decided.
+fn decided_cancel(input: &CancelBookingInput, approved: bool) -> AnyView {
+    let booking = find_booking(use_context::<ChatState>(), &input.booking_id);
+    let status = if approved {
+        "Đang huỷ đặt chỗ…"
+    } else {
+        "Đã giữ lại"
+    };
+    view! {
+        <form class="card cancel-form locked" aria-label="Xác nhận huỷ đặt chỗ" aria-busy=approved.to_string()>
+            <p class="card-kicker">"Huỷ đặt chỗ"</p>
+            <p class="booking-id cancel-booking-id">{input.booking_id.clone()}</p>
+            {booking_fields(booking)}
+            {decided_buttons("Huỷ đặt chỗ", "button-danger", "Giữ lại", approved, status)}
+        </form>
+    }
+    .into_any()
+}
+
+/// The cancellation receipt: shown only for a booking the tool cancelled.
+fn cancel_receipt(output: CancelBookingOutput) -> AnyView {
+    let CancelBookingOutput {
+        booking,
+        already_cancelled,
+    } = output;
+    let booking_id = booking.booking_id.clone();
+    let receipt_id = booking_id.clone();
+    let note = if already_cancelled {
+        "Đặt chỗ này đã được huỷ từ trước; không có gì thay đổi thêm."
+    } else {
+        "Nhà hàng không còn giữ bàn cho bạn."
+    };
+    view! {
+        <article
+            class="card receipt cancel-receipt"
+            data-testid="cancel-receipt"
+            data-booking-id=receipt_id
+        >
+            <p class="receipt-status">"Đã huỷ"</p>
+            <p class="cancel-title">"Đã huỷ đặt chỗ " <span class="cancel-booking-id">{booking_id}</span></p>
+            {booking_fields(Some(booking))}
+            <p class="receipt-note">{note}</p>
+        </article>
+    }
+    .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_read_in_vietnamese() {
+        assert_eq!(
+            status_label(BookingState::Confirmed),
+            ("confirmed", "đã xác nhận")
+        );
+        assert_eq!(
+            status_label(BookingState::Waitlisted),
+            ("waitlisted", "danh sách chờ")
+        );
+        assert_eq!(
+            status_label(BookingState::Cancelled),
+            ("cancelled", "đã huỷ")
+        );
+        assert_eq!(cancel_hint("BK-1A2B3C4D"), "Huỷ đặt chỗ BK-1A2B3C4D");
+    }
 }

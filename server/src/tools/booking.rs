@@ -67,7 +67,12 @@ pub async fn run(
     // restaurant in between, or capacity could be oversold: SQLite's write lock (taken at
     // BEGIN) or, on Postgres, the restaurant's row lock, which serialises every replica.
     let mut tx = db::begin_write(&ctx.db).await?;
-
+    db::lock_for_update(
+        &mut tx,
+        "SELECT id FROM restaurants WHERE id = $1 FOR UPDATE",
+        &restaurant.id,
+    )
+    .await?;
     // SUM of an INTEGER column is BIGINT on Postgres; the CAST keeps it so whatever the
     // column becomes (SUM of BIGINT is NUMERIC, which the Any driver cannot read).
     let (taken,): (i64,) = sqlx::query_as(

@@ -1,11 +1,19 @@
-//! `getWeather`: a deterministic forecast from each city's early-winter climate.
+//! `getWeather`: a forecast from a weather service, or from each city's early-winter
+//! climate when none is configured.
 //!
-//! There is no weather service behind it. Each day's numbers come from a stable hash of
+//! Without a service (the default) each day's numbers come from a stable hash of
 //! (city, date), so the same question gets the same answer on every machine and run, and
-//! the values stay inside what late November–December is like in that city.
+//! the values stay inside what late November–December is like in that city. With one
+//! (`DATBAN_WEATHER_URL`), [`WeatherService`] asks it over HTTP, and its failures become
+//! structured, retryable infrastructure errors that say nothing about where it lives.
+
+use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use shared::tools::{DailyForecast, GetWeatherInput, GetWeatherOutput, WeatherCondition};
+use serde::Deserialize;
+use shared::tools::{
+    DailyForecast, ErrorCode, GetWeatherInput, GetWeatherOutput, ToolError, WeatherCondition,
+};
 
 use super::{
     city::{canonical_city, cities_list, vietnam_today},
@@ -172,10 +180,204 @@ pub async fn run(
             cities_list()
         )));
     };
+    let days = match &ctx.upstreams.weather {
+        Some(service) => {
+            service
+                .forecast(city, vietnam_today(ctx.now), input.days)
+                .await?
+        }
+        None => forecast_days(city, &climate, ctx.now, input.days)?,
+    };
     Ok(GetWeatherOutput {
         city: city.to_owned(),
-        days: forecast_days(city, &climate, ctx.now, input.days)?,
+        days,
     })
+}
+
+/// What the model is told when the weather service answers too slowly.
+pub const UPSTREAM_TIMEOUT_MESSAGE: &str =
+    "The weather service did not answer in time. Try again later.";
+/// What the model is told when the weather service is down, busy or answers nonsense.
+pub const UPSTREAM_UNAVAILABLE_MESSAGE: &str =
+    "The weather service is unavailable right now. Try again later.";
+
+/// Why a [`WeatherService`] could not be set up (at start-up, never per request).
+#[derive(Debug, thiserror::Error)]
+pub enum WeatherServiceError {
+    /// The base URL is not an absolute http:// or https:// URL.
+    #[error("the weather service URL must be an http:// or https:// URL")]
+    BadUrl,
+    /// The HTTP client could not be built.
+    #[error("cannot build the weather service's HTTP client: {0}")]
+    Client(String),
+}
+
+/// A weather service reached over HTTP: `GET {base}/forecast?city=&days=&start=` answers
+/// `{"days":[{"date","condition","minC","maxC","rainChance"}, …]}`.
+#[derive(Clone)]
+pub struct WeatherService {
+    client: reqwest::Client,
+    /// `{base}/forecast`, without a query.
+    forecast_url: reqwest::Url,
+}
+
+impl std::fmt::Debug for WeatherService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The host only: a base URL may carry credentials in its user info.
+        f.debug_struct("WeatherService")
+            .field("host", &self.forecast_url.host_str())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The service's answer.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ForecastBody {
+    days: Vec<ForecastDay>,
+}
+
+/// One day as the service sends it; [`DailyForecast`] in the service's field names.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ForecastDay {
+    date: NaiveDate,
+    /// The same kebab-case names as ours ("partly-cloudy").
+    condition: WeatherCondition,
+    min_c: i8,
+    max_c: i8,
+    rain_chance: u8,
+}
+
+impl WeatherService {
+    /// A client for the service at `base_url`; each request (connecting, waiting for the
+    /// answer and reading it) is given at most `timeout`.
+    pub fn new(base_url: String, timeout: Duration) -> Result<Self, WeatherServiceError> {
+        let mut forecast_url =
+            reqwest::Url::parse(base_url.trim()).map_err(|_| WeatherServiceError::BadUrl)?;
+        if !matches!(forecast_url.scheme(), "http" | "https") {
+            return Err(WeatherServiceError::BadUrl);
+        }
+        forecast_url
+            .path_segments_mut()
+            .map_err(|()| WeatherServiceError::BadUrl)?
+            // "http://host/api/" and "http://host/api" both give ".../api/forecast".
+            .pop_if_empty()
+            .push("forecast");
+        forecast_url.set_query(None);
+        // rustls needs a process-wide crypto provider; a second install is a harmless no-op.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            .build()
+            .map_err(|e| WeatherServiceError::Client(e.to_string()))?;
+        Ok(Self {
+            client,
+            forecast_url,
+        })
+    }
+
+    /// `days` days of forecast for the canonical `city`, starting at `start`.
+    ///
+    /// Failures are the model's kind of error: `UPSTREAM_TIMEOUT` or
+    /// `UPSTREAM_UNAVAILABLE`, retryable, with a short message. Where the service is, its
+    /// status and the HTTP error go to the log only.
+    pub async fn forecast(
+        &self,
+        city: &str,
+        start: NaiveDate,
+        days: u8,
+    ) -> Result<Vec<DailyForecast>, ExecError> {
+        let mut url = self.forecast_url.clone();
+        url.query_pairs_mut()
+            .append_pair("city", city)
+            .append_pair("days", &days.to_string())
+            .append_pair("start", &start.format("%Y-%m-%d").to_string());
+        let response = self
+            .client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|error| request_failed(&url, &error))?;
+        let status = response.status();
+        if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+            tracing::warn!(%url, %status, "weather service unavailable");
+            return Err(unavailable());
+        }
+        if !status.is_success() {
+            // A 4xx means our request or configuration is wrong: not worth a retry.
+            tracing::warn!(%url, %status, "weather service refused the request");
+            return Err(ExecError::Internal(format!(
+                "weather service answered {status}"
+            )));
+        }
+        // Read as bytes first, so a slow body is a timeout and a bad one a decode error.
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|error| request_failed(&url, &error))?;
+        let body: ForecastBody = serde_json::from_slice(&bytes).map_err(|error| {
+            tracing::warn!(%url, %error, "weather service sent a malformed forecast");
+            unavailable()
+        })?;
+        check_days(body, start, days).map_err(|problem| {
+            tracing::warn!(%url, %problem, "weather service sent an unusable forecast");
+            unavailable()
+        })
+    }
+}
+
+/// The forecast, if it is the days asked for, in order, with sane values.
+fn check_days(
+    body: ForecastBody,
+    start: NaiveDate,
+    days: u8,
+) -> Result<Vec<DailyForecast>, String> {
+    if body.days.len() != usize::from(days) {
+        return Err(format!("{} days instead of {days}", body.days.len()));
+    }
+    body.days
+        .into_iter()
+        .enumerate()
+        .map(|(offset, day)| {
+            let expected = start.checked_add_days(chrono::Days::new(offset as u64));
+            if Some(day.date) != expected {
+                return Err(format!("day {offset} is {}", day.date));
+            }
+            if day.min_c > day.max_c || day.rain_chance > 100 {
+                return Err(format!("impossible values on {}", day.date));
+            }
+            Ok(DailyForecast {
+                date: day.date,
+                condition: day.condition,
+                temp_min_c: day.min_c,
+                temp_max_c: day.max_c,
+                precipitation_chance: day.rain_chance,
+            })
+        })
+        .collect()
+}
+
+fn unavailable() -> ExecError {
+    ExecError::Tool(ToolError::new(
+        ErrorCode::UpstreamUnavailable,
+        UPSTREAM_UNAVAILABLE_MESSAGE,
+    ))
+}
+
+/// A request that got no usable answer: too slow, or not reachable at all.
+fn request_failed(url: &reqwest::Url, error: &reqwest::Error) -> ExecError {
+    if error.is_timeout() {
+        tracing::warn!(%url, %error, "weather service timed out");
+        ExecError::Tool(ToolError::new(
+            ErrorCode::UpstreamTimeout,
+            UPSTREAM_TIMEOUT_MESSAGE,
+        ))
+    } else {
+        tracing::warn!(%url, %error, "weather service unreachable");
+        unavailable()
+    }
 }
 
 #[cfg(test)]
@@ -349,9 +551,247 @@ mod tests {
     }
 }
 
-/// A weather service reached over HTTP (being written).
-#[derive(Clone, Debug)]
-pub struct WeatherService {
-    /// Where it answers.
-    pub base_url: String,
+#[cfg(test)]
+mod upstream_tests {
+    use std::{
+        collections::HashMap,
+        net::SocketAddr,
+        sync::{Arc, Mutex},
+    };
+
+    use axum::{extract::Query, http::StatusCode, routing::get, Json, Router};
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::tools::Upstreams;
+
+    /// Queries the fake received.
+    type Seen = Arc<Mutex<Vec<HashMap<String, String>>>>;
+
+    /// Serves `router` on 127.0.0.1 on a free port; the server stops with the test's runtime.
+    async fn serve(router: Router) -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            axum::serve(listener, router).await.unwrap();
+        });
+        addr
+    }
+
+    /// A fake that answers each request with a forecast of what was asked, from fixed
+    /// values nothing in the climate tables produces (−5…40 °C, 77 %).
+    async fn forecasting_fake() -> (SocketAddr, Seen) {
+        let seen: Seen = Arc::default();
+        let recorded = seen.clone();
+        let router = Router::new().route(
+            "/forecast",
+            get(move |Query(query): Query<HashMap<String, String>>| {
+                let recorded = recorded.clone();
+                async move {
+                    recorded.lock().unwrap().push(query.clone());
+                    let start = NaiveDate::parse_from_str(&query["start"], "%Y-%m-%d").unwrap();
+                    let days: u64 = query["days"].parse().unwrap();
+                    let days: Vec<Value> = (0..days)
+                        .map(|i| {
+                            json!({
+                                "date": start.checked_add_days(chrono::Days::new(i)).unwrap(),
+                                "condition": "storm",
+                                "minC": -5,
+                                "maxC": 40,
+                                "rainChance": 77,
+                            })
+                        })
+                        .collect();
+                    Json(json!({ "days": days }))
+                }
+            }),
+        );
+        (serve(router).await, seen)
+    }
+
+    async fn fake_answering(status: StatusCode, body: &'static str) -> SocketAddr {
+        serve(Router::new().route("/forecast", get(move || async move { (status, body) }))).await
+    }
+
+    fn service(addr: SocketAddr, timeout: Duration) -> WeatherService {
+        WeatherService::new(format!("http://{addr}"), timeout).unwrap()
+    }
+
+    async fn context(service: WeatherService) -> (ToolContext, crate::db::test_db::TestDatabase) {
+        let (db, guard) = crate::db::test_pool().await;
+        let ctx = ToolContext {
+            db,
+            owner_id: "owner".into(),
+            conversation_id: "conversation".into(),
+            call_id: "call".into(),
+            // 10:00 on 30 November in Việt Nam.
+            now: DateTime::parse_from_rfc3339("2026-11-30T03:00:00Z")
+                .unwrap()
+                .with_timezone(&Utc),
+            upstreams: Upstreams {
+                weather: Some(service),
+            },
+        };
+        (ctx, guard)
+    }
+
+    fn input(city: &str, days: u8) -> GetWeatherInput {
+        GetWeatherInput {
+            city: city.into(),
+            days,
+        }
+    }
+
+    /// Runs getWeather against the service and expects a retryable `code`, whose message
+    /// says nothing about where the service is.
+    async fn expect_error(service: WeatherService, addr: SocketAddr, code: ErrorCode) {
+        let (ctx, _db) = context(service).await;
+        match run(&input("Hà Nội", 2), &ctx).await {
+            Err(ExecError::Tool(error)) => {
+                assert_eq!(error.code, code, "{error:?}");
+                assert!(error.retryable, "{error:?}");
+                assert_eq!(
+                    error.code.class(),
+                    shared::tools::ErrorClass::Infrastructure
+                );
+                let message = &error.message;
+                assert!(message.ends_with("Try again later."), "{message}");
+                for leak in [
+                    "127.0.0.1".to_owned(),
+                    addr.port().to_string(),
+                    "http".to_owned(),
+                    "forecast?".to_owned(),
+                ] {
+                    assert!(!message.contains(&leak), "{message} contains {leak}");
+                }
+            }
+            other => panic!("expected {code:?}, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_configured_service_is_used() {
+        let (addr, seen) = forecasting_fake().await;
+        let (ctx, _db) = context(service(addr, Duration::from_secs(5))).await;
+        let output = run(&input("ha noi", 3), &ctx).await.unwrap();
+        assert_eq!(output.city, "Hà Nội");
+        assert_eq!(output.days.len(), 3);
+        for (i, day) in output.days.iter().enumerate() {
+            let expected = NaiveDate::from_ymd_opt(2026, 11, 30)
+                .unwrap()
+                .checked_add_days(chrono::Days::new(i as u64))
+                .unwrap();
+            assert_eq!(day.date, expected);
+            assert_eq!(day.condition, WeatherCondition::Storm);
+            assert_eq!((day.temp_min_c, day.temp_max_c), (-5, 40));
+            assert_eq!(day.precipitation_chance, 77);
+        }
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0]["city"], "Hà Nội", "the canonical name is sent");
+        assert_eq!(seen[0]["days"], "3");
+        assert_eq!(seen[0]["start"], "2026-11-30");
+    }
+
+    #[tokio::test]
+    async fn a_base_url_with_a_path_keeps_it() {
+        let (addr, seen) = forecasting_fake().await;
+        // The fake serves /forecast only: a base of "/" (with or without slash) reaches it.
+        for base in [format!("http://{addr}/"), format!("http://{addr}")] {
+            let service = WeatherService::new(base, Duration::from_secs(5)).unwrap();
+            let (ctx, _db) = context(service).await;
+            run(&input("Huế", 1), &ctx).await.unwrap();
+        }
+        assert_eq!(seen.lock().unwrap().len(), 2);
+        let nested = WeatherService::new(
+            "http://example.invalid/api/v1/".into(),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(
+            nested.forecast_url.as_str(),
+            "http://example.invalid/api/v1/forecast"
+        );
+        for bad in [
+            "",
+            "weather.local",
+            "ftp://example.invalid/",
+            "mailto:x@example.invalid",
+        ] {
+            assert!(
+                WeatherService::new(bad.into(), Duration::from_secs(1)).is_err(),
+                "{bad} accepted"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_503_is_unavailable() {
+        let addr = fake_answering(StatusCode::SERVICE_UNAVAILABLE, "maintenance").await;
+        let service = service(addr, Duration::from_secs(5));
+        expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+    }
+
+    #[tokio::test]
+    async fn a_429_is_unavailable() {
+        let addr = fake_answering(StatusCode::TOO_MANY_REQUESTS, "slow down").await;
+        let service = service(addr, Duration::from_secs(5));
+        expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+    }
+
+    #[tokio::test]
+    async fn a_malformed_body_is_unavailable() {
+        for body in [
+            "not json",
+            r#"{"days":[{"date":"2026-11-30","condition":"hail","minC":1,"maxC":2,"rainChance":3}]}"#,
+            // One day short of the two asked for.
+            r#"{"days":[{"date":"2026-11-30","condition":"rain","minC":1,"maxC":2,"rainChance":3}]}"#,
+        ] {
+            let addr = fake_answering(StatusCode::OK, body).await;
+            let service = service(addr, Duration::from_secs(5));
+            expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_slow_service_times_out() {
+        let router = Router::new().route(
+            "/forecast",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "too late"
+            }),
+        );
+        let addr = serve(router).await;
+        let started = std::time::Instant::now();
+        let service = service(addr, Duration::from_millis(200));
+        expect_error(service, addr, ErrorCode::UpstreamTimeout).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "the timeout was not applied"
+        );
+    }
+
+    #[tokio::test]
+    async fn nothing_listening_is_unavailable() {
+        // A port that was free a moment ago: bound, then released.
+        let addr = {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            listener.local_addr().unwrap()
+        };
+        let service = service(addr, Duration::from_secs(5));
+        expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+    }
+
+    #[tokio::test]
+    async fn validation_still_comes_first() {
+        // Never asked: an unknown city or a bad day count is the model's to fix.
+        let (addr, seen) = forecasting_fake().await;
+        let (ctx, _db) = context(service(addr, Duration::from_secs(5))).await;
+        let error = run(&input("Paris", 1), &ctx).await.unwrap_err();
+        assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
+        let error = run(&input("Huế", 8), &ctx).await.unwrap_err();
+        assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
+        assert!(seen.lock().unwrap().is_empty());
+    }
 }

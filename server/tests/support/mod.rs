@@ -265,3 +265,36 @@ pub mod fake_provider;
 pub mod test_db;
 
 pub use test_db::{test_database_url, TestDatabase};
+
+/// Like [`spawn_app`], with the tools' outside services set to `upstreams` (fakes on
+/// local sockets), to test how their failures travel through the agent loop.
+pub async fn spawn_app_with_upstreams(upstreams: server::tools::Upstreams) -> TestApp {
+    let (db_url, guard) = test_database_url().await;
+    let pool = db::connect(&db_url).await.unwrap();
+    let provider: SharedProvider =
+        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
+    let clock: Clock = Arc::new(now);
+    let mut state = AppState::new(
+        LeptosOptions::builder().output_name("datban").build(),
+        pool.clone(),
+        provider,
+        AgentConfig::default(),
+        clock,
+    )
+    .await
+    .unwrap();
+    state.agent.upstreams = upstreams;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, server::app(state)).await.unwrap();
+    });
+    TestApp {
+        addr,
+        db_url,
+        pool,
+        client: new_client(),
+        server,
+        _db: Some(guard),
+    }
+}

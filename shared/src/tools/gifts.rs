@@ -250,3 +250,133 @@ fn blank(path: &str, value: &str) -> Vec<ValidationIssue> {
         Vec::new()
     }
 }
+
+#[cfg(all(test, feature = "validate"))]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use crate::tools::{validate_arguments, ToolInput, ToolName, ValidationContext};
+
+    fn ctx() -> ValidationContext {
+        ValidationContext {
+            now: Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap(),
+        }
+    }
+
+    /// The issues of a rejected `suggest_gifts` call, as "path: message".
+    fn issues(raw: &str) -> Vec<String> {
+        match validate_arguments(ToolName::SuggestGifts, raw, &ctx()) {
+            Ok(input) => panic!("expected rejection, got {input:?}"),
+            Err(error) => error.issues.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn a_full_valid_request_is_accepted() {
+        let raw = r#"{"relationship_type":"friend","age":30,"interests":["làm vườn","trà"],
+            "budget_min":100000,"budget_max":500000}"#;
+        let Ok(ToolInput::SuggestGifts(input)) =
+            validate_arguments(ToolName::SuggestGifts, raw, &ctx())
+        else {
+            panic!("expected suggest_gifts input");
+        };
+        assert_eq!(input.relationship_type, super::RelationshipType::Friend);
+        assert_eq!(input.age, Some(30));
+        assert_eq!(input.interests, ["làm vườn", "trà"]);
+        assert_eq!(
+            (input.budget_min, input.budget_max),
+            (Some(100_000), Some(500_000))
+        );
+        // Only the relationship is required; an equal minimum and maximum is a budget.
+        validate_arguments(
+            ToolName::SuggestGifts,
+            r#"{"relationship_type":"other"}"#,
+            &ctx(),
+        )
+        .unwrap();
+        validate_arguments(
+            ToolName::SuggestGifts,
+            r#"{"relationship_type":"parent","budget_min":200000,"budget_max":200000}"#,
+            &ctx(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn an_age_above_120_is_rejected() {
+        assert_eq!(
+            issues(r#"{"relationship_type":"grandparent","age":121}"#),
+            ["age: must be at most 120, received 121"]
+        );
+    }
+
+    #[test]
+    fn an_age_as_text_is_not_coerced() {
+        assert_eq!(
+            issues(r#"{"relationship_type":"child","age":"5"}"#),
+            ["age: expected integer, received string"]
+        );
+    }
+
+    #[test]
+    fn a_minimum_above_the_maximum_is_rejected_at_budget_min() {
+        let found =
+            issues(r#"{"relationship_type":"friend","budget_min":500000,"budget_max":100000}"#);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("budget_min: "), "{found:?}");
+        assert!(found[0].contains("budget_max"), "{found:?}");
+    }
+
+    #[test]
+    fn an_extra_key_is_rejected() {
+        let found = issues(r#"{"relationship_type":"friend","occasion":"birthday"}"#);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("occasion: unknown field"), "{found:?}");
+    }
+
+    #[test]
+    fn a_missing_relationship_is_rejected() {
+        assert_eq!(
+            issues(r#"{"interests":["trà"]}"#),
+            ["relationship_type: required field is missing"]
+        );
+    }
+
+    #[test]
+    fn blank_interests_are_rejected() {
+        assert_eq!(
+            issues(r#"{"relationship_type":"friend","interests":["trà","   "]}"#),
+            ["interests.1: must not be blank"]
+        );
+        assert_eq!(
+            issues(r#"{"relationship_type":"friend","interests":[""]}"#),
+            ["interests.0: must not be empty"]
+        );
+    }
+
+    #[test]
+    fn checkout_inputs_are_checked() {
+        let found = issues_of(
+            ToolName::CreateCheckoutSession,
+            r#"{"draft_id":"DR-1","idempotency_key":"short"}"#,
+        );
+        assert_eq!(found, ["idempotency_key: must be at least 8 characters"]);
+        let found = issues_of(
+            ToolName::CreateCheckoutSession,
+            r#"{"draft_id":"DR-1","idempotency_key":"has spaces in it"}"#,
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("idempotency_key: "), "{found:?}");
+        assert_eq!(
+            issues_of(ToolName::PrepareCheckout, r#"{"gift_id":"  "}"#),
+            ["gift_id: must not be blank"]
+        );
+    }
+
+    fn issues_of(tool: ToolName, raw: &str) -> Vec<String> {
+        match validate_arguments(tool, raw, &ctx()) {
+            Ok(input) => panic!("expected rejection, got {input:?}"),
+            Err(error) => error.issues.iter().map(ToString::to_string).collect(),
+        }
+    }
+}

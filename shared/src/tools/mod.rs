@@ -66,6 +66,29 @@ pub struct ToolDefinition {
     pub risk: Risk,
 }
 
+impl ToolDefinition {
+    /// The description as the model reads it: the prompt text followed by the risk hints,
+    /// so a model that reads only descriptions still learns what a call may do.
+    pub fn model_description(&self) -> String {
+        let mut hints: Vec<&str> = Vec::new();
+        if self.risk.read_only {
+            hints.push("read-only");
+        } else {
+            hints.push("changes data");
+        }
+        if self.risk.destructive {
+            hints.push("destructive");
+        }
+        if self.risk.idempotent {
+            hints.push("idempotent");
+        }
+        if self.requires_approval {
+            hints.push("runs only after the user approves it");
+        }
+        format!("{} [{}]", self.description, hints.join("; "))
+    }
+}
+
 /// A tool: its definition and its typed input and output.
 pub trait Tool: 'static {
     /// Which tool this is.
@@ -505,5 +528,64 @@ impl From<ValidationError> for ToolError {
             ErrorCode::ValidationError,
             format!("Invalid arguments: {error}"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn risk_hints_are_consistent_and_reach_the_model() {
+        for tool in ToolName::ALL {
+            let definition = tool.definition();
+            let risk = definition.risk;
+            // Anything that changes data waits for a person; nothing read-only does.
+            assert_eq!(definition.requires_approval, !risk.read_only, "{tool}");
+            assert!(!(risk.read_only && risk.destructive), "{tool}");
+            // Every side effect must be safe to repeat (idempotency keys or call ids).
+            assert!(risk.idempotent, "{tool}");
+            let text = definition.model_description();
+            assert!(text.starts_with(definition.description), "{tool}");
+            assert_eq!(
+                text.contains("runs only after the user approves it"),
+                definition.requires_approval,
+                "{tool}"
+            );
+            assert_eq!(text.contains("destructive"), risk.destructive, "{tool}");
+        }
+        assert!(ToolName::CancelBooking.definition().risk.destructive);
+    }
+
+    #[test]
+    fn every_tool_belongs_to_one_assistant_and_names_round_trip() {
+        let mut seen = 0;
+        for assistant in Assistant::ALL {
+            for tool in assistant.tools() {
+                assert!(assistant.allows(tool));
+                assert_eq!(ToolName::parse(tool.as_str()), Some(tool));
+                seen += 1;
+            }
+            assert_eq!(Assistant::parse(assistant.as_str()), Some(assistant));
+        }
+        assert_eq!(seen, ToolName::ALL.len());
+        assert!(!Assistant::Shipping.allows(ToolName::CreateBooking));
+        assert_eq!(Assistant::parse("weather"), None);
+        assert_eq!(Assistant::default(), Assistant::Restaurant);
+    }
+
+    #[test]
+    fn error_codes_sort_into_their_classes() {
+        assert_eq!(ErrorCode::ValidationError.class(), ErrorClass::Validation);
+        assert_eq!(ErrorCode::UpstreamTimeout.class(), ErrorClass::Infrastructure);
+        assert_eq!(ErrorCode::IdempotencyKeyReused.class(), ErrorClass::Platform);
+        assert!(ToolError::new(ErrorCode::IdempotencyKeyInUse, "busy").retryable);
+        assert!(!ToolError::new(ErrorCode::IdempotencyKeyReused, "other args").retryable);
+        assert!(ToolError::new(ErrorCode::UpstreamUnavailable, "down").retryable);
+        assert!(!ToolError::new(ErrorCode::ValidationError, "bad").retryable);
+        assert_eq!(
+            serde_json::to_value(ErrorCode::IdempotencyKeyReused).ok(),
+            Some(serde_json::json!("IDEMPOTENCY_KEY_REUSED"))
+        );
     }
 }

@@ -98,7 +98,7 @@ impl fmt::Display for Kilograms {
 
 impl Serialize for Kilograms {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if self.grams % 1000 == 0 {
+        if self.grams.is_multiple_of(1000) {
             serializer.serialize_u64(u64::from(self.grams / 1000))
         } else {
             // The shortest decimal text of this f64 is exactly `self` (≤ 6 significant

@@ -1,0 +1,93 @@
+//! The "Đặt chỗ của tôi" page at `/bookings`: the owner's bookings, read from
+//! `GET /api/bookings` in the browser. Cancelling is not done here but in the chat, where
+//! the assistant's `cancelBooking` asks for a confirmation first.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use shared::tools::ListBookingsOutput;
+
+use crate::parts::{booking_list, empty_bookings};
+
+/// Where the list is.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+#[derive(Debug, Clone, PartialEq)]
+enum Load {
+    /// Not read yet (also what the server renders: the owner's cookie is read by the API).
+    Loading,
+    /// Read.
+    Loaded(ListBookingsOutput),
+    /// The request failed; the message says why.
+    Failed(String),
+}
+
+/// The page at `/bookings`.
+#[component]
+pub fn BookingsPage() -> impl IntoView {
+    let load = RwSignal::new(Load::Loading);
+    let (hydrated, set_hydrated) = signal(false);
+
+    let fetch = move || {
+        load.set(Load::Loading);
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            let result =
+                crate::client::get_json::<ListBookingsOutput>(crate::api::BOOKINGS_URL).await;
+            // The page may be gone by now (the person navigated away).
+            load.try_set(match result {
+                Ok(list) => Load::Loaded(list),
+                Err(error) => Load::Failed(error.message),
+            });
+        });
+    };
+    Effect::new(move |_| {
+        set_hydrated.set(true);
+        untrack(fetch);
+    });
+
+    let body = move || match load.get() {
+        Load::Loading => view! {
+            <p class="loading-note" role="status" aria-busy="true">
+                "Đang tải danh sách đặt chỗ…"
+            </p>
+        }
+        .into_any(),
+        Load::Loaded(ListBookingsOutput {
+            bookings,
+            no_results_reason,
+        }) => {
+            if bookings.is_empty() {
+                empty_bookings(no_results_reason).into_any()
+            } else {
+                booking_list(bookings, true).into_any()
+            }
+        }
+        Load::Failed(message) => view! {
+            <div class="notice notice-error bookings-error" role="alert">
+                <p class="notice-title">"Không tải được danh sách đặt chỗ"</p>
+                <p class="notice-message">{message}</p>
+                <button type="button" class="retry-button" on:click=move |_| fetch()>
+                    "Thử lại"
+                </button>
+            </div>
+        }
+        .into_any(),
+    };
+
+    view! {
+        <Title text="Đặt chỗ của tôi — datban"/>
+        <main class="chat bookings-page" data-hydrated=move || hydrated.get().to_string()>
+            <header class="chat-header">
+                <div class="chat-header-row">
+                    <h1>"Đặt chỗ của tôi"</h1>
+                    <nav class="header-links" aria-label="Trang">
+                        <a class="header-link" href="/">"Về trò chuyện"</a>
+                    </nav>
+                </div>
+                <p class="tagline">
+                    "Muốn huỷ một đặt chỗ? Hãy nhắn cho trợ lý nhà hàng — bạn sẽ được hỏi xác nhận trước khi huỷ."
+                </p>
+            </header>
+            <section class="bookings" aria-label="Danh sách đặt chỗ">{body}</section>
+        </main>
+    }
+}

@@ -1,0 +1,116 @@
+//! What every confirmation form shares: one decision per form, posted to `/api/approvals`
+//! through [`ChatState::respond`], and locked from the first click.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::state::ChatState;
+
+/// The decision of one pending call, as a form makes it.
+///
+/// The lock is set before the request leaves, so a double click sends one decision; it is
+/// released only when the request did not start or failed, so the person can try again.
+#[derive(Clone, Copy)]
+pub(crate) struct Approval {
+    chat: Option<ChatState>,
+    call_id: StoredValue<String>,
+    locked: RwSignal<bool>,
+}
+
+impl Approval {
+    /// The decision of call `call_id`, in the chat of the current context.
+    pub fn new(call_id: String) -> Self {
+        Self {
+            chat: use_context::<ChatState>(),
+            call_id: StoredValue::new(call_id),
+            locked: RwSignal::new(false),
+        }
+    }
+
+    /// Whether the decision was sent (and not failed); tracked.
+    pub fn locked(&self) -> bool {
+        self.locked.get()
+    }
+
+    /// Whether the buttons are off: once decided, or while another request runs; tracked.
+    pub fn disabled(&self) -> bool {
+        self.locked.get() || self.chat.is_some_and(|chat| chat.busy())
+    }
+
+    /// Whether a decision can still be sent; check before validating a form's fields, so a
+    /// second click does not show errors for a decision already on its way.
+    pub fn is_open(&self) -> bool {
+        self.chat.is_some() && !self.locked.get_untracked()
+    }
+
+    /// Sends the decision. Returns whether a request started.
+    pub fn decide(&self, approved: bool, edited_input: Option<Value>) -> bool {
+        if self.locked.get_untracked() {
+            return false;
+        }
+        let Some(chat) = self.chat else { return false };
+        self.locked.set(true);
+        let locked = self.locked;
+        // When the answer does not move the call on (a failed request), unlock so the
+        // person can try again; when it does, this form is already gone.
+        let started = chat.respond(
+            self.call_id.get_value(),
+            approved,
+            edited_input,
+            move |_| {
+                locked.try_set(false);
+            },
+        );
+        if !started {
+            self.locked.set(false);
+        }
+        started
+    }
+}
+
+/// The buttons of an open confirmation form: the confirm button submits the form, the
+/// decline button calls `on_decline`; both are off while [`Approval::disabled`].
+pub(crate) fn decision_buttons(
+    approval: Approval,
+    confirm: &'static str,
+    confirm_class: &'static str,
+    decline: &'static str,
+    on_decline: impl Fn() + Send + Sync + 'static,
+) -> impl IntoView {
+    let disabled = move || approval.disabled();
+    view! {
+        <div class="form-actions">
+            <button type="submit" class=confirm_class disabled=disabled>
+                {confirm}
+            </button>
+            <button
+                type="button"
+                class="button-secondary"
+                disabled=disabled
+                on:click=move |_| on_decline()
+            >
+                {decline}
+            </button>
+        </div>
+        <Show when=move || approval.locked()>
+            <p class="form-status" role="status">"Đang gửi…"</p>
+        </Show>
+    }
+}
+
+/// The buttons of a form whose decision is made: both off, and what was decided.
+pub(crate) fn decided_buttons(
+    confirm: &'static str,
+    confirm_class: &'static str,
+    decline: &'static str,
+    approved: bool,
+    status: &'static str,
+) -> impl IntoView {
+    view! {
+        <div class="form-actions">
+            <button type="submit" class=confirm_class disabled>{confirm}</button>
+            <button type="button" class="button-secondary" disabled>{decline}</button>
+        </div>
+        <p class="form-status" class:declined=!approved role="status">{status}</p>
+    }
+}

@@ -1,0 +1,732 @@
+//! Idempotency keys for tools with side effects, with the semantics of payment APIs.
+//!
+//! The caller picks a key per intended effect and reuses it on every retry. The first
+//! request with a key [`claim`]s it and runs; its result is stored in the same transaction
+//! as its effect ([`Lease::complete`]), so the two commit together or not at all. A later
+//! request with the same key and the same arguments gets the stored result without running
+//! again; with other arguments it is refused (`IDEMPOTENCY_KEY_REUSED`); while the first is
+//! still running it is told to retry (`IDEMPOTENCY_KEY_IN_USE`).
+//!
+//! Everything is decided by single SQL statements on one row (`INSERT … ON CONFLICT DO
+//! NOTHING`, conditional `UPDATE`s), so it holds across several server processes sharing
+//! one database. A holder that crashes leaves its row `running`; after the lease ends
+//! ([`LEASE_SECONDS`]) the next request takes it over. Each lease carries a token, so a
+//! holder that was only slow, and lost its lease, can no longer record a result: its
+//! transaction (and with it the effect) rolls back.
+//!
+//! Stored results are successes and failures that a retry would only repeat (not found,
+//! already committed…). Infrastructure and internal failures are not stored: the holder
+//! [`Lease::release`]s the key, so a retry runs again.
+
+use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use shared::tools::{ErrorCode, ToolError};
+
+use crate::{db::Pool, tools::ExecError};
+
+/// How long a claim holds a key before another request may take it over, in seconds.
+/// Longer than any executor should run; short enough that a crash blocks a retry briefly.
+pub const LEASE_SECONDS: i64 = 30;
+
+/// How many times [`claim`] re-reads a row that changed under it before answering "in use".
+const ATTEMPTS: usize = 3;
+
+/// The SHA-256 (lower-case hex) of the canonical JSON of `arguments`: object keys sorted
+/// at every depth, no whitespace. Equal arguments give equal fingerprints whatever order
+/// their keys were written in.
+///
+/// Pass only the arguments that define the effect (not the key itself, not presentation
+/// options), so a retry that differs only in those is still recognised.
+pub fn fingerprint(arguments: &Value) -> String {
+    let mut canonical = String::new();
+    write_canonical(arguments, &mut canonical);
+    Sha256::digest(canonical.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            // serde_json keeps insertion order when its `preserve_order` feature is on
+            // (any crate in the build may turn it on): sort here rather than rely on it.
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (index, (key, item)) in entries.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                // A JSON string literal, escaped as JSON escapes it.
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(item, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// What [`claim`] found.
+#[derive(Debug)]
+#[must_use]
+pub enum Claim {
+    /// The key is this request's: run the effect, then [`Lease::complete`] or
+    /// [`Lease::release`].
+    Acquired(Lease),
+    /// An earlier request with this key and these arguments finished: its result, to be
+    /// returned as it is.
+    Replay(Result<Value, ToolError>),
+}
+
+/// The right to run the effect of one key until [`LEASE_SECONDS`] after the claim.
+///
+/// Dropping it without completing or releasing (a crash, a cancelled future) leaves the key
+/// in use until the lease ends; then the next request takes it over.
+#[derive(Debug)]
+#[must_use = "complete or release the lease, or the key stays in use until the lease ends"]
+pub struct Lease {
+    owner_id: String,
+    scope: String,
+    key: String,
+    /// Tells this holder from one that took the key over after the lease ended.
+    token: String,
+}
+
+/// Whether a key whose fingerprint matches is still being run or already has a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyState {
+    /// A request with this key holds (or held, and crashed with) the lease.
+    Running,
+    /// The result is stored; a request with this key gets it back.
+    Done,
+}
+
+/// A result as stored in `idempotency_keys.result`: `{"ok": …}` or `{"error": …}`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Stored {
+    Ok(Value),
+    Error(ToolError),
+}
+
+/// The error for a key used before with other arguments: never retryable, since the
+/// same request would get the same answer.
+pub fn key_reused() -> ToolError {
+    ToolError::new(
+        ErrorCode::IdempotencyKeyReused,
+        "idempotency_key: this key was already used for a request with other arguments. \
+         Choose a new key for a new request; nothing was done for this one.",
+    )
+}
+
+/// The error for a key whose first request is still running: retry with the same key.
+pub fn key_in_use() -> ToolError {
+    ToolError::new(
+        ErrorCode::IdempotencyKeyInUse,
+        "A request with this idempotency_key is still being processed. Retry shortly with \
+         the same key and arguments; it will not run twice.",
+    )
+}
+
+/// RFC 3339 in UTC with milliseconds, `YYYY-MM-DDTHH:MM:SS.mmmZ`: fixed width, so text
+/// order is time order on both backends.
+fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn new_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Claims `key` for one request of `owner_id` to the tool `scope`, whose arguments have
+/// `fingerprint`, at `now`.
+///
+/// - No row yet: this request inserts it (`running`, lease until now + 30 s) → `Acquired`.
+/// - Another fingerprint → `Err(IDEMPOTENCY_KEY_REUSED)`.
+/// - `done` → `Replay` of the stored result.
+/// - `running` with an unexpired lease → `Err(IDEMPOTENCY_KEY_IN_USE)` (retryable).
+/// - `running` with an expired lease (its holder crashed) → taken over → `Acquired`.
+///
+/// Keys are per owner and scope: the same key from another person or for another tool is
+/// another key.
+pub async fn claim(
+    db: &Pool,
+    owner_id: &str,
+    scope: &str,
+    key: &str,
+    fingerprint: &str,
+    now: DateTime<Utc>,
+) -> Result<Claim, ExecError> {
+    let now_text = timestamp(now);
+    let until = timestamp(now + TimeDelta::seconds(LEASE_SECONDS));
+    let lease = |token: String| Lease {
+        owner_id: owner_id.to_owned(),
+        scope: scope.to_owned(),
+        key: key.to_owned(),
+        token,
+    };
+    // Each round acts on what the previous statement found; a row can change between two
+    // statements (released, completed, taken over), which another round sorts out.
+    for _ in 0..ATTEMPTS {
+        let token = new_token();
+        // The primary key makes this the one atomic decision between racing requests, in
+        // one process or many.
+        let inserted = sqlx::query(
+            "INSERT INTO idempotency_keys (owner_id, scope, idem_key, fingerprint, state, \
+             result, lease_token, locked_until, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, 'running', NULL, $5, $6, $7, $7) ON CONFLICT DO NOTHING",
+        )
+        .bind(owner_id)
+        .bind(scope)
+        .bind(key)
+        .bind(fingerprint)
+        .bind(&token)
+        .bind(&until)
+        .bind(&now_text)
+        .execute(db)
+        .await?;
+        if inserted.rows_affected() == 1 {
+            return Ok(Claim::Acquired(lease(token)));
+        }
+
+        let row: Option<(String, String, Option<String>, Option<String>)> = sqlx::query_as(
+            "SELECT fingerprint, state, result, locked_until FROM idempotency_keys \
+             WHERE owner_id = $1 AND scope = $2 AND idem_key = $3",
+        )
+        .bind(owner_id)
+        .bind(scope)
+        .bind(key)
+        .fetch_optional(db)
+        .await?;
+        // Released between the insert and the read: the key is free again.
+        let Some((stored_fingerprint, state, result, locked_until)) = row else {
+            continue;
+        };
+        if stored_fingerprint != fingerprint {
+            return Err(ExecError::Tool(key_reused()));
+        }
+        match state.as_str() {
+            "done" => return replay(key, result).map(Claim::Replay),
+            "running" => {
+                let expired = locked_until
+                    .as_deref()
+                    .is_some_and(|until| until < now_text.as_str());
+                if !expired {
+                    return Err(ExecError::Tool(key_in_use()));
+                }
+                // Only one of several requests that saw the lease expired wins: the
+                // condition is checked again by the database, on the row, as it updates.
+                let taken = sqlx::query(
+                    "UPDATE idempotency_keys SET lease_token = $1, locked_until = $2, \
+                     updated_at = $3 WHERE owner_id = $4 AND scope = $5 AND idem_key = $6 \
+                     AND state = 'running' AND locked_until < $3",
+                )
+                .bind(&token)
+                .bind(&until)
+                .bind(&now_text)
+                .bind(owner_id)
+                .bind(scope)
+                .bind(key)
+                .execute(db)
+                .await?;
+                if taken.rows_affected() == 1 {
+                    tracing::warn!(
+                        scope,
+                        key,
+                        "idempotency key taken over after its lease ended"
+                    );
+                    return Ok(Claim::Acquired(lease(token)));
+                }
+            }
+            other => {
+                return Err(ExecError::Internal(format!(
+                    "idempotency key {scope}/{key} has state {other:?}"
+                )))
+            }
+        }
+    }
+    Err(ExecError::Tool(key_in_use()))
+}
+
+/// Without claiming anything: the state of `key` if it exists with `fingerprint`, `None` if
+/// it is unused, `Err(IDEMPOTENCY_KEY_REUSED)` if it was used with other arguments.
+///
+/// For checks before a person is asked to confirm a request: a request that will be
+/// refused, or that will only replay, should be known before asking.
+pub async fn peek(
+    db: &Pool,
+    owner_id: &str,
+    scope: &str,
+    key: &str,
+    fingerprint: &str,
+) -> Result<Option<KeyState>, ExecError> {
+    let row: Option<(String, String)> = sqlx::query_as(
+        "SELECT fingerprint, state FROM idempotency_keys \
+         WHERE owner_id = $1 AND scope = $2 AND idem_key = $3",
+    )
+    .bind(owner_id)
+    .bind(scope)
+    .bind(key)
+    .fetch_optional(db)
+    .await?;
+    let Some((stored_fingerprint, state)) = row else {
+        return Ok(None);
+    };
+    if stored_fingerprint != fingerprint {
+        return Err(ExecError::Tool(key_reused()));
+    }
+    match state.as_str() {
+        "running" => Ok(Some(KeyState::Running)),
+        "done" => Ok(Some(KeyState::Done)),
+        other => Err(ExecError::Internal(format!(
+            "idempotency key {scope}/{key} has state {other:?}"
+        ))),
+    }
+}
+
+fn replay(key: &str, result: Option<String>) -> Result<Result<Value, ToolError>, ExecError> {
+    let text = result.ok_or_else(|| {
+        ExecError::Internal(format!("idempotency key {key} is done without a result"))
+    })?;
+    match serde_json::from_str::<Stored>(&text) {
+        Ok(Stored::Ok(value)) => Ok(Ok(value)),
+        Ok(Stored::Error(error)) => Ok(Err(error)),
+        Err(error) => Err(ExecError::Internal(format!(
+            "idempotency key {key}: stored result is unreadable: {error}"
+        ))),
+    }
+}
+
+impl Lease {
+    /// Records `result` as the key's outcome, in `tx`: the caller's transaction that made
+    /// the effect, so effect and record commit together (a crash before the commit leaves
+    /// neither, and the key is taken over once the lease ends).
+    ///
+    /// Store successes and failures a retry would only repeat; release the lease instead
+    /// for failures a retry may fix. Fails with `IDEMPOTENCY_KEY_IN_USE` if the lease ended
+    /// and another request took the key over: the caller must then roll back `tx`.
+    ///
+    /// Borrows the lease so the caller can still [`Lease::release`] it if committing `tx`
+    /// fails; after a successful commit, releasing does nothing.
+    pub async fn complete(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        result: &Result<Value, ToolError>,
+    ) -> Result<(), ExecError> {
+        let stored = match result {
+            Ok(value) => Stored::Ok(value.clone()),
+            Err(error) => Stored::Error(error.clone()),
+        };
+        let text = serde_json::to_string(&stored).map_err(|error| {
+            ExecError::Internal(format!(
+                "idempotency key {}: cannot serialise the result: {error}",
+                self.key
+            ))
+        })?;
+        // Bookkeeping only (nothing compares it): the wall clock, as the request's `now`
+        // was taken when the lease was claimed.
+        let updated_at = timestamp(std::time::SystemTime::now().into());
+        let done = sqlx::query(
+            "UPDATE idempotency_keys SET state = 'done', result = $1, lease_token = NULL, \
+             locked_until = NULL, updated_at = $2 WHERE owner_id = $3 AND scope = $4 \
+             AND idem_key = $5 AND state = 'running' AND lease_token = $6",
+        )
+        .bind(&text)
+        .bind(&updated_at)
+        .bind(&self.owner_id)
+        .bind(&self.scope)
+        .bind(&self.key)
+        .bind(&self.token)
+        .execute(&mut **tx)
+        .await?;
+        if done.rows_affected() == 1 {
+            Ok(())
+        } else {
+            tracing::warn!(
+                scope = %self.scope,
+                key = %self.key,
+                "lease lost before its result was recorded; rolling back"
+            );
+            Err(ExecError::Tool(key_in_use()))
+        }
+    }
+
+    /// Gives the key up without a result, so a retry runs again: for failures a retry may
+    /// fix (infrastructure, internal errors). Does nothing once the result is recorded or
+    /// another request took the key over.
+    pub async fn release(self, db: &Pool) -> Result<(), ExecError> {
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE owner_id = $1 AND scope = $2 AND idem_key = $3 \
+             AND state = 'running' AND lease_token = $4",
+        )
+        .bind(&self.owner_id)
+        .bind(&self.scope)
+        .bind(&self.key)
+        .bind(&self.token)
+        .execute(db)
+        .await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    use super::*;
+    use crate::db::{self, test_db::TestDatabase};
+
+    const SCOPE: &str = "test_tool";
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap()
+    }
+
+    /// A migrated test database (SQLite, or Postgres under `DATBAN_TEST_POSTGRES_URL`) with
+    /// a table the test effects write to.
+    async fn database() -> (Pool, TestDatabase) {
+        let (pool, guard) = db::test_pool().await;
+        sqlx::query("CREATE TABLE test_effects (id TEXT PRIMARY KEY NOT NULL, args TEXT NOT NULL)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        (pool, guard)
+    }
+
+    async fn effects(pool: &Pool) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM test_effects")
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    }
+
+    /// A request of the kind tools make: claim, then the effect and its record in one
+    /// transaction. Returns the result the caller would see and whether it ran.
+    async fn request(
+        pool: &Pool,
+        owner: &str,
+        key: &str,
+        args: Value,
+        now: DateTime<Utc>,
+    ) -> (Result<Value, ToolError>, bool) {
+        let lease = match claim(pool, owner, SCOPE, key, &fingerprint(&args), now).await {
+            Ok(Claim::Replay(result)) => return (result, false),
+            Ok(Claim::Acquired(lease)) => lease,
+            Err(ExecError::Tool(error)) => return (Err(error), false),
+            Err(ExecError::Internal(details)) => panic!("{details}"),
+        };
+        let mut tx = db::begin_write(pool).await.unwrap();
+        let id = uuid::Uuid::new_v4().to_string();
+        sqlx::query("INSERT INTO test_effects (id, args) VALUES ($1, $2)")
+            .bind(&id)
+            .bind(args.to_string())
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        let result = Ok(json!({ "effect": id, "args": args }));
+        lease.complete(&mut tx, &result).await.unwrap();
+        tx.commit().await.unwrap();
+        (result, true)
+    }
+
+    fn code(result: &Result<Value, ToolError>) -> Option<ErrorCode> {
+        result.as_ref().err().map(|error| error.code)
+    }
+
+    #[test]
+    fn fingerprints_ignore_key_order_but_not_values() {
+        let a = json!({"b": 1, "a": {"y": [1, {"q": true, "p": null}], "x": "é"}});
+        let b = json!({"a": {"x": "é", "y": [1, {"p": null, "q": true}]}, "b": 1});
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert_eq!(fingerprint(&a).len(), 64);
+        assert!(fingerprint(&a).chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(fingerprint(&json!({"a": 1})), fingerprint(&json!({"a": 2})));
+        assert_ne!(
+            fingerprint(&json!({"a": 1})),
+            fingerprint(&json!({"a": "1"}))
+        );
+        // Arrays keep their order: [1, 2] and [2, 1] are different requests.
+        assert_ne!(fingerprint(&json!([1, 2])), fingerprint(&json!([2, 1])));
+        // Known value: SHA-256 of `{"draft_id":"DR-1"}`.
+        let mut expected = String::new();
+        write_canonical(&json!({"draft_id": "DR-1"}), &mut expected);
+        assert_eq!(expected, r#"{"draft_id":"DR-1"}"#);
+    }
+
+    #[tokio::test]
+    async fn same_key_and_arguments_run_once_and_replay_the_result() {
+        let (pool, _db) = database().await;
+        let args = json!({"draft_id": "DR-1"});
+        let (first, ran) = request(&pool, "alice", "key-0001", args.clone(), t0()).await;
+        assert!(ran);
+        let later = t0() + TimeDelta::seconds(5);
+        let (second, ran_again) = request(&pool, "alice", "key-0001", args, later).await;
+        assert!(!ran_again);
+        assert_eq!(first, second);
+        assert!(first.is_ok());
+        assert_eq!(effects(&pool).await, 1);
+    }
+
+    #[tokio::test]
+    async fn same_key_with_other_arguments_is_refused() {
+        let (pool, _db) = database().await;
+        let (first, _) = request(
+            &pool,
+            "alice",
+            "key-0001",
+            json!({"draft_id": "DR-1"}),
+            t0(),
+        )
+        .await;
+        assert!(first.is_ok());
+        let (other, ran) = request(
+            &pool,
+            "alice",
+            "key-0001",
+            json!({"draft_id": "DR-2"}),
+            t0(),
+        )
+        .await;
+        assert!(!ran);
+        let error = other.unwrap_err();
+        assert_eq!(error.code, ErrorCode::IdempotencyKeyReused);
+        assert!(!error.retryable);
+        assert_eq!(effects(&pool).await, 1);
+        // peek sees the same.
+        let peeked = peek(
+            &pool,
+            "alice",
+            SCOPE,
+            "key-0001",
+            &fingerprint(&json!({"draft_id": "DR-2"})),
+        )
+        .await;
+        assert!(
+            matches!(peeked, Err(ExecError::Tool(e)) if e.code == ErrorCode::IdempotencyKeyReused)
+        );
+        let peeked = peek(
+            &pool,
+            "alice",
+            SCOPE,
+            "key-0001",
+            &fingerprint(&json!({"draft_id": "DR-1"})),
+        )
+        .await;
+        assert!(matches!(peeked, Ok(Some(KeyState::Done))));
+        let peeked = peek(&pool, "alice", SCOPE, "key-unused", "x").await;
+        assert!(matches!(peeked, Ok(None)));
+    }
+
+    #[tokio::test]
+    async fn keys_are_per_owner_and_scope() {
+        let (pool, _db) = database().await;
+        let fp = fingerprint(&json!({"n": 1}));
+        let a = claim(&pool, "alice", SCOPE, "key-0001", &fp, t0())
+            .await
+            .unwrap();
+        let b = claim(&pool, "bob", SCOPE, "key-0001", &fp, t0())
+            .await
+            .unwrap();
+        let c = claim(&pool, "alice", "other_tool", "key-0001", &fp, t0())
+            .await
+            .unwrap();
+        for claimed in [a, b, c] {
+            assert!(matches!(claimed, Claim::Acquired(_)), "{claimed:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn stored_failures_are_replayed() {
+        let (pool, _db) = database().await;
+        let fp = fingerprint(&json!({"draft_id": "DR-404"}));
+        let Claim::Acquired(lease) = claim(&pool, "alice", SCOPE, "key-0001", &fp, t0())
+            .await
+            .unwrap()
+        else {
+            panic!("expected to acquire");
+        };
+        let failure = Err(ToolError::new(ErrorCode::NotFound, "no such draft"));
+        let mut tx = db::begin_write(&pool).await.unwrap();
+        lease.complete(&mut tx, &failure).await.unwrap();
+        tx.commit().await.unwrap();
+        let again = claim(&pool, "alice", SCOPE, "key-0001", &fp, t0())
+            .await
+            .unwrap();
+        match again {
+            Claim::Replay(replayed) => assert_eq!(replayed, failure),
+            other => panic!("expected a replay, got {other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_claims_of_one_key_acquire_once() {
+        let (pool, _db) = database().await;
+        let barrier = Arc::new(tokio::sync::Barrier::new(50));
+        let tasks: Vec<_> = (0..50)
+            .map(|_| {
+                let pool = pool.clone();
+                let barrier = barrier.clone();
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    request(&pool, "alice", "key-race-1", json!({"n": 1}), t0()).await
+                })
+            })
+            .collect();
+        let mut ran = 0;
+        let mut results = Vec::new();
+        for task in tasks {
+            let (result, did_run) = task.await.unwrap();
+            ran += usize::from(did_run);
+            results.push(result);
+        }
+        assert_eq!(ran, 1, "{results:?}");
+        assert_eq!(effects(&pool).await, 1);
+        let winner = results.iter().find(|r| r.is_ok()).cloned().unwrap();
+        for result in &results {
+            assert!(
+                *result == winner || code(result) == Some(ErrorCode::IdempotencyKeyInUse),
+                "{result:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_expired_lease_is_taken_over_and_the_old_holder_cannot_record() {
+        let (pool, _db) = database().await;
+        let fp = fingerprint(&json!({"n": 1}));
+        let Claim::Acquired(crashed) = claim(&pool, "alice", SCOPE, "key-0001", &fp, t0())
+            .await
+            .unwrap()
+        else {
+            panic!("expected to acquire");
+        };
+        // Within the lease the key is busy, and retryably so.
+        let busy = claim(
+            &pool,
+            "alice",
+            SCOPE,
+            "key-0001",
+            &fp,
+            t0() + TimeDelta::seconds(29),
+        )
+        .await;
+        match busy {
+            Err(ExecError::Tool(error)) => {
+                assert_eq!(error.code, ErrorCode::IdempotencyKeyInUse);
+                assert!(error.retryable);
+            }
+            other => panic!("expected IN_USE, got {other:?}"),
+        }
+        assert!(matches!(
+            peek(&pool, "alice", SCOPE, "key-0001", &fp).await,
+            Ok(Some(KeyState::Running))
+        ));
+        // After it, the next request takes the key over.
+        let later = t0() + TimeDelta::seconds(LEASE_SECONDS + 1);
+        let Claim::Acquired(taker) = claim(&pool, "alice", SCOPE, "key-0001", &fp, later)
+            .await
+            .unwrap()
+        else {
+            panic!("expected a takeover");
+        };
+        // The first holder was only slow: it may not record a result any more.
+        let mut tx = db::begin_write(&pool).await.unwrap();
+        let lost = crashed.complete(&mut tx, &Ok(json!("old"))).await;
+        assert!(
+            matches!(lost, Err(ExecError::Tool(e)) if e.code == ErrorCode::IdempotencyKeyInUse)
+        );
+        tx.rollback().await.unwrap();
+        // Nor free the key under the new holder.
+        crashed.release(&pool).await.unwrap();
+        let busy = claim(&pool, "alice", SCOPE, "key-0001", &fp, later).await;
+        assert!(
+            matches!(busy, Err(ExecError::Tool(e)) if e.code == ErrorCode::IdempotencyKeyInUse)
+        );
+
+        let mut tx = db::begin_write(&pool).await.unwrap();
+        taker.complete(&mut tx, &Ok(json!("new"))).await.unwrap();
+        tx.commit().await.unwrap();
+        match claim(&pool, "alice", SCOPE, "key-0001", &fp, later)
+            .await
+            .unwrap()
+        {
+            Claim::Replay(result) => assert_eq!(result, Ok(json!("new"))),
+            other => panic!("expected a replay, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn release_frees_the_key_for_a_retry() {
+        let (pool, _db) = database().await;
+        let fp = fingerprint(&json!({"n": 1}));
+        let Claim::Acquired(lease) = claim(&pool, "alice", SCOPE, "key-0001", &fp, t0())
+            .await
+            .unwrap()
+        else {
+            panic!("expected to acquire");
+        };
+        lease.release(&pool).await.unwrap();
+        assert!(matches!(
+            peek(&pool, "alice", SCOPE, "key-0001", &fp).await,
+            Ok(None)
+        ));
+        let (result, ran) = request(&pool, "alice", "key-0001", json!({"n": 1}), t0()).await;
+        assert!(ran && result.is_ok());
+        // Releasing after completion changes nothing.
+        let Claim::Replay(replayed) = claim(&pool, "alice", SCOPE, "key-0001", &fp, t0())
+            .await
+            .unwrap()
+        else {
+            panic!("expected a replay");
+        };
+        assert_eq!(replayed, result);
+    }
+
+    #[tokio::test]
+    async fn a_rolled_back_effect_leaves_no_result() {
+        let (pool, _db) = database().await;
+        let fp = fingerprint(&json!({"n": 1}));
+        let Claim::Acquired(lease) = claim(&pool, "alice", SCOPE, "key-0001", &fp, t0())
+            .await
+            .unwrap()
+        else {
+            panic!("expected to acquire");
+        };
+        let mut tx = db::begin_write(&pool).await.unwrap();
+        sqlx::query("INSERT INTO test_effects (id, args) VALUES ('e1', '{}')")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        lease.complete(&mut tx, &Ok(json!(1))).await.unwrap();
+        // The process dies before committing: neither the effect nor the record exists.
+        tx.rollback().await.unwrap();
+        drop(lease);
+        assert_eq!(effects(&pool).await, 0);
+        assert!(matches!(
+            peek(&pool, "alice", SCOPE, "key-0001", &fp).await,
+            Ok(Some(KeyState::Running))
+        ));
+        let later = t0() + TimeDelta::seconds(LEASE_SECONDS + 1);
+        let (result, ran) = request(&pool, "alice", "key-0001", json!({"n": 1}), later).await;
+        assert!(ran && result.is_ok());
+        assert_eq!(effects(&pool).await, 1);
+    }
+}

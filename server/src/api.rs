@@ -510,7 +510,11 @@ async fn bookings(
     query: Result<axum::extract::Query<BookingsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<shared::tools::ListBookingsOutput>, ApiError> {
     let axum::extract::Query(query) = query.map_err(|rejection| {
-        ApiError::new(StatusCode::BAD_REQUEST, "BAD_REQUEST", rejection.body_text())
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            rejection.body_text(),
+        )
     })?;
     let now = (state.agent.clock)();
     let include_all = query.all == Some(1);

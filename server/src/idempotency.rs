@@ -24,6 +24,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use shared::tools::{ErrorCode, ToolError};
 
+use futures::future::BoxFuture;
+
 use crate::{db::Pool, tools::ExecError};
 
 /// How long a claim holds a key before another request may take it over, in seconds.
@@ -382,6 +384,84 @@ impl Lease {
         .await?;
         Ok(())
     }
+}
+
+/// What an effect run under a claimed key yields: `Ok(Ok(_))` a success and `Ok(Err(_))` a
+/// failure a retry would only repeat (both stored with the key), `Err(_)` a failure a retry
+/// may fix (rolled back; the key is freed).
+pub type Outcome = Result<Result<Value, ToolError>, ExecError>;
+
+/// Runs `effect` at most once per (owner, scope, key): claims the key, runs the effect in a
+/// write transaction ([`db::begin_write`]) and records its result in that same
+/// transaction, so the side effect and its record commit together or not at all (a crash
+/// in between leaves neither, and the lease lets the next request run it). A repeat with
+/// the same fingerprint gets the stored result without running anything.
+pub async fn run_once<F>(
+    db: &Pool,
+    owner_id: &str,
+    scope: &str,
+    key: &str,
+    fingerprint: &str,
+    now: DateTime<Utc>,
+    effect: F,
+) -> Result<Result<Value, ToolError>, ExecError>
+where
+    F: for<'t> FnOnce(&'t mut sqlx::Transaction<'static, sqlx::Any>) -> BoxFuture<'t, Outcome>,
+{
+    let lease = match claim(db, owner_id, scope, key, fingerprint, now).await? {
+        Claim::Replay(stored) => return Ok(stored),
+        Claim::Acquired(lease) => lease,
+    };
+    let outcome = match crate::db::begin_write(db).await {
+        Ok(mut tx) => {
+            let recorded = match effect(&mut tx).await {
+                Ok(result) => lease.complete(&mut tx, &result).await.map(|()| result),
+                Err(error) => Err(error),
+            };
+            match recorded {
+                Ok(result) => tx.commit().await.map(|()| result).map_err(ExecError::from),
+                Err(error) => {
+                    // Roll back now rather than on drop: SQLite holds its write lock until
+                    // then, and releasing the key below needs it.
+                    if let Err(rollback) = tx.rollback().await {
+                        tracing::warn!(%rollback, %scope, "rolling back a failed effect");
+                    }
+                    Err(error)
+                }
+            }
+        }
+        Err(error) => Err(ExecError::from(error)),
+    };
+    if outcome.is_err() {
+        // Nothing happened and nothing was recorded: free the key so a retry runs. If that
+        // fails too, the key frees itself when its lease ends.
+        if let Err(error) = lease.release(db).await {
+            let details = match error {
+                ExecError::Tool(error) => error.message,
+                ExecError::Internal(details) => details,
+            };
+            tracing::warn!(%scope, %key, %details, "cannot release an idempotency key");
+        }
+    }
+    outcome
+}
+
+/// A stored (or just stored) result as an executor's typed answer.
+pub fn typed<T: serde::de::DeserializeOwned>(
+    stored: Result<Value, ToolError>,
+    scope: &str,
+) -> Result<T, ExecError> {
+    match stored {
+        Ok(value) => serde_json::from_value(value)
+            .map_err(|e| ExecError::Internal(format!("stored {scope} result is unreadable: {e}"))),
+        Err(error) => Err(ExecError::Tool(error)),
+    }
+}
+
+/// A typed success as the value stored with its key.
+pub fn stored<T: Serialize>(output: &T, scope: &str) -> Result<Value, ExecError> {
+    serde_json::to_value(output)
+        .map_err(|e| ExecError::Internal(format!("serialising the {scope} result: {e}")))
 }
 
 #[cfg(test)]

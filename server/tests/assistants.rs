@@ -99,7 +99,11 @@ async fn each_assistant_offers_only_its_own_tools_and_prompt() {
         ),
         (
             Some("gifts"),
-            vec!["suggest_gifts", "prepare_checkout", "create_checkout_session"],
+            vec![
+                "suggest_gifts",
+                "prepare_checkout",
+                "create_checkout_session",
+            ],
             "GiftGenius",
         ),
         (Some("shipping"), vec!["shipping_quote"], "shipping"),
@@ -181,7 +185,11 @@ async fn the_assistant_is_fixed_when_the_conversation_is_created() {
     let sent = fake.requests();
     assert_eq!(
         offered_tools(&sent[1].body),
-        ["suggest_gifts", "prepare_checkout", "create_checkout_session"]
+        [
+            "suggest_gifts",
+            "prepare_checkout",
+            "create_checkout_session"
+        ]
     );
     let (_, conversation) = app.get_json(&format!("/api/conversations/{id}")).await;
     assert_eq!(conversation["assistant"], "gifts");

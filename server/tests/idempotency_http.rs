@@ -47,7 +47,12 @@ async fn pending_purchase(client: &reqwest::Client, base: &str) -> PendingPurcha
         json!({"text": SUGGEST, "assistant": "gifts"}),
     )
     .await;
-    assert_eq!(first.status_of_run().as_deref(), Some("completed"), "{:#?}", first.events);
+    assert_eq!(
+        first.status_of_run().as_deref(),
+        Some("completed"),
+        "{:#?}",
+        first.events
+    );
     let conversation_id = first.conversation_id();
     let second = post(
         client,
@@ -194,14 +199,14 @@ async fn start_server(db_url: &str) -> ServerProcess {
     let client = support::new_client();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let health = client
-            .get(format!("{}/healthz", process.base))
-            .send()
-            .await;
+        let health = client.get(format!("{}/healthz", process.base)).send().await;
         if health.is_ok_and(|r| r.status().is_success()) {
             return process;
         }
-        assert!(Instant::now() < deadline, "server on port {port} did not start");
+        assert!(
+            Instant::now() < deadline,
+            "server on port {port} did not start"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -7,8 +7,7 @@ use crate::{
     partial_json::PartialJson,
     tools::{
         CancelBooking, CreateBooking, CreateCheckoutSession, GetWeather, ListBookings,
-        PrepareCheckout, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolError,
-        ToolName,
+        PrepareCheckout, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolError, ToolName,
     },
 };
 

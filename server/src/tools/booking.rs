@@ -1,4 +1,5 @@
-//! `createBooking`: commits a booking, idempotent on the approved call's id.
+//! `createBooking`: commits a booking, idempotent on the approved call (its conversation
+//! and call id are the idempotency key).
 
 use chrono::{DateTime, FixedOffset, SecondsFormat};
 use shared::tools::{BookingStatus, CreateBookingInput, CreateBookingOutput};
@@ -7,7 +8,7 @@ use super::{
     restaurants::{self, RestaurantRow},
     ExecError, ToolContext,
 };
-use crate::db;
+use crate::{db, idempotency};
 
 /// The checks against data that must hold before a person is asked to confirm.
 pub async fn precheck(
@@ -47,32 +48,73 @@ struct BookingRow {
     status: String,
 }
 
-/// Commits the booking, or returns the one this call already made.
+/// The idempotency scope of `createBooking` records.
+pub const BOOKING_SCOPE: &str = "createBooking";
+
+/// Commits the booking, or returns what this call already did.
+///
+/// The approved call is the idempotency key: the booking and its key's record commit in
+/// one transaction, so a replayed decision, a retry after a crash or a second process gets
+/// the stored result and never books twice.
 pub async fn run(
     input: &CreateBookingInput,
     ctx: &ToolContext,
 ) -> Result<CreateBookingOutput, ExecError> {
-    if let Some(existing) = existing(ctx).await? {
-        return replay(existing, input, ctx).await;
-    }
+    let fingerprint = idempotency::fingerprint(
+        &serde_json::to_value(input)
+            .map_err(|e| ExecError::Internal(format!("serialising createBooking input: {e}")))?,
+    );
+    let (booking, task) = (input.clone(), ctx.clone());
+    let stored = idempotency::run_once(
+        &ctx.db,
+        &ctx.owner_id,
+        BOOKING_SCOPE,
+        &ctx.call_key(),
+        &fingerprint,
+        ctx.now,
+        move |tx| {
+            Box::pin(async move {
+                Ok(match book(tx, &booking, &task).await {
+                    Ok(output) => Ok(idempotency::stored(&output, BOOKING_SCOPE)?),
+                    // A rule broken by the data (closed then, too many guests): the same
+                    // call would break it again, so it is stored like a success.
+                    Err(ExecError::Tool(failure)) => Err(failure),
+                    Err(error) => return Err(error),
+                })
+            })
+        },
+    )
+    .await?;
+    idempotency::typed(stored, BOOKING_SCOPE)
+}
+
+/// The booking itself, inside the caller's write transaction.
+async fn book(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    input: &CreateBookingInput,
+    ctx: &ToolContext,
+) -> Result<CreateBookingOutput, ExecError> {
     let restaurant = precheck(input, ctx).await?;
+    // Reading the slot's seats and inserting must happen with no other booking of this
+    // restaurant in between, or capacity could be oversold: SQLite's write lock (taken at
+    // BEGIN) or, on Postgres, the restaurant's row lock, which serialises every replica.
+    db::lock_for_update(
+        tx,
+        "SELECT id FROM restaurants WHERE id = $1 FOR UPDATE",
+        &restaurant.id,
+    )
+    .await?;
+    // A booking this call made before idempotency records existed (or that a record was
+    // somehow lost for): the unique (conversation, call) row is the last guard.
+    if let Some(row) = existing(tx, ctx).await? {
+        return replay(row, input, restaurant.name);
+    }
     let starts_at = input.starts_at.with_timezone(&restaurant.offset()?);
     let slot = restaurants::utc_key(starts_at);
     let booking_id = format!(
         "BK-{}",
         uuid::Uuid::new_v4().simple().to_string()[..8].to_uppercase()
     );
-
-    // Reading the slot's seats and inserting must happen with no other booking of this
-    // restaurant in between, or capacity could be oversold: SQLite's write lock (taken at
-    // BEGIN) or, on Postgres, the restaurant's row lock, which serialises every replica.
-    let mut tx = db::begin_write(&ctx.db).await?;
-    db::lock_for_update(
-        &mut tx,
-        "SELECT id FROM restaurants WHERE id = $1 FOR UPDATE",
-        &restaurant.id,
-    )
-    .await?;
     // SUM of an INTEGER column is BIGINT on Postgres; the CAST keeps it so whatever the
     // column becomes (SUM of BIGINT is NUMERIC, which the Any driver cannot read).
     let (taken,): (i64,) = sqlx::query_as(
@@ -81,18 +123,16 @@ pub async fn run(
     )
     .bind(&restaurant.id)
     .bind(&slot)
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut **tx)
     .await?;
     let status = if taken + i64::from(input.party_size) <= restaurant.seats_per_slot {
         "confirmed"
     } else {
         "waitlisted"
     };
-    // The unique tool_call_id makes a racing duplicate a no-op instead of a second booking.
     sqlx::query(
         "INSERT INTO bookings (id, owner_id, conversation_id, tool_call_id, restaurant_id, party_size, \
-         starts_at, starts_at_utc, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-         ON CONFLICT (conversation_id, tool_call_id) DO NOTHING",
+         starts_at, starts_at_utc, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&booking_id)
     .bind(&ctx.owner_id)
@@ -104,34 +144,35 @@ pub async fn run(
     .bind(&slot)
     .bind(status)
     .bind(ctx.now.to_rfc3339_opts(SecondsFormat::Millis, true))
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    tx.commit().await?;
-
-    match existing(ctx).await? {
+    match existing(tx, ctx).await? {
         Some(row) => output(row, restaurant.name),
         None => Err(ExecError::Internal(format!(
-            "booking for call {} vanished after commit",
+            "booking for call {} vanished after insert",
             ctx.call_id
         ))),
     }
 }
 
-async fn existing(ctx: &ToolContext) -> Result<Option<BookingRow>, ExecError> {
+async fn existing(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    ctx: &ToolContext,
+) -> Result<Option<BookingRow>, ExecError> {
     Ok(sqlx::query_as::<_, BookingRow>(
         "SELECT id, restaurant_id, party_size, starts_at, status FROM bookings \
          WHERE conversation_id = $1 AND tool_call_id = $2",
     )
     .bind(&ctx.conversation_id)
     .bind(&ctx.call_id)
-    .fetch_optional(&ctx.db)
+    .fetch_optional(&mut **tx)
     .await?)
 }
 
-async fn replay(
+fn replay(
     row: BookingRow,
     input: &CreateBookingInput,
-    ctx: &ToolContext,
+    restaurant_name: String,
 ) -> Result<CreateBookingOutput, ExecError> {
     let same_start = DateTime::parse_from_rfc3339(&row.starts_at)
         .map(|stored| stored == input.starts_at)
@@ -144,11 +185,7 @@ async fn replay(
             "this call already made a booking with other details; nothing was changed",
         ));
     }
-    let name = restaurants::find(&ctx.db, &row.restaurant_id)
-        .await?
-        .map(|r| r.name)
-        .unwrap_or_else(|| row.restaurant_id.clone());
-    output(row, name)
+    output(row, restaurant_name)
 }
 
 fn output(row: BookingRow, restaurant_name: String) -> Result<CreateBookingOutput, ExecError> {
@@ -174,4 +211,141 @@ fn output(row: BookingRow, restaurant_name: String) -> Result<CreateBookingOutpu
         party_size,
         starts_at,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use shared::tools::ErrorCode;
+
+    use super::*;
+    use crate::db::test_db::TestDatabase;
+
+    async fn context() -> (ToolContext, TestDatabase) {
+        let (db, guard) = crate::db::test_pool().await;
+        let ctx = ToolContext {
+            db,
+            owner_id: "owner-a".into(),
+            conversation_id: "conversation-1".into(),
+            call_id: "call_0".into(),
+            now: DateTime::parse_from_rfc3339("2026-11-29T03:00:00Z")
+                .unwrap()
+                .with_timezone(&Utc),
+            upstreams: Default::default(),
+        };
+        (ctx, guard)
+    }
+
+    fn input(party_size: u8) -> CreateBookingInput {
+        CreateBookingInput {
+            restaurant_id: "hn-quan-an-ngon".into(),
+            party_size,
+            starts_at: DateTime::parse_from_rfc3339("2026-12-24T19:00:00+07:00").unwrap(),
+        }
+    }
+
+    async fn count(ctx: &ToolContext, sql: &'static str) -> i64 {
+        sqlx::query_scalar(sql).fetch_one(&ctx.db).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_repeated_call_returns_the_stored_booking_and_books_once() {
+        let (ctx, _guard) = context().await;
+        let first = run(&input(4), &ctx).await.unwrap();
+        let second = run(&input(4), &ctx).await.unwrap();
+        assert_eq!(first, second);
+        assert_eq!(first.status, BookingStatus::Confirmed);
+        assert_eq!(count(&ctx, "SELECT COUNT(*) FROM bookings").await, 1);
+        assert_eq!(
+            count(
+                &ctx,
+                "SELECT COUNT(*) FROM idempotency_keys WHERE scope = 'createBooking' AND state = 'done'"
+            )
+            .await,
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn the_same_call_with_other_details_is_refused_and_changes_nothing() {
+        let (ctx, _guard) = context().await;
+        run(&input(4), &ctx).await.unwrap();
+        match run(&input(5), &ctx).await {
+            Err(ExecError::Tool(error)) => {
+                assert_eq!(error.code, ErrorCode::IdempotencyKeyReused);
+                assert!(!error.retryable);
+            }
+            other => panic!("expected IDEMPOTENCY_KEY_REUSED, got {other:?}"),
+        }
+        let (size,): (i64,) = sqlx::query_as("SELECT party_size FROM bookings")
+            .fetch_one(&ctx.db)
+            .await
+            .unwrap();
+        assert_eq!(size, 4);
+    }
+
+    #[tokio::test]
+    async fn the_same_call_id_in_another_conversation_is_another_booking() {
+        let (ctx, _guard) = context().await;
+        let other = ToolContext {
+            conversation_id: "conversation-2".into(),
+            ..ctx.clone()
+        };
+        let a = run(&input(2), &ctx).await.unwrap();
+        let b = run(&input(2), &other).await.unwrap();
+        assert_ne!(a.booking_id, b.booking_id);
+        assert_eq!(count(&ctx, "SELECT COUNT(*) FROM bookings").await, 2);
+    }
+
+    #[tokio::test]
+    async fn a_rule_broken_by_the_data_is_stored_and_replayed() {
+        let (ctx, _guard) = context().await;
+        // 03:00 is before Quán Ăn Ngon opens (07:00).
+        let closed = CreateBookingInput {
+            starts_at: DateTime::parse_from_rfc3339("2026-12-24T03:00:00+07:00").unwrap(),
+            ..input(2)
+        };
+        for _ in 0..2 {
+            match run(&closed, &ctx).await {
+                Err(ExecError::Tool(error)) => {
+                    assert_eq!(error.code, ErrorCode::ValidationError);
+                    assert!(error.message.contains("startsAt"), "{}", error.message);
+                }
+                other => panic!("expected a validation error, got {other:?}"),
+            }
+        }
+        assert_eq!(count(&ctx, "SELECT COUNT(*) FROM bookings").await, 0);
+        assert_eq!(
+            count(
+                &ctx,
+                "SELECT COUNT(*) FROM idempotency_keys WHERE state = 'done' AND result LIKE '%VALIDATION_ERROR%'"
+            )
+            .await,
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn fifty_concurrent_runs_of_one_call_book_once() {
+        let (ctx, _guard) = context().await;
+        let runs = (0..50).map(|_| {
+            let ctx = ctx.clone();
+            tokio::spawn(async move { run(&input(3), &ctx).await })
+        });
+        let results = futures::future::join_all(runs).await;
+        let mut booked = Vec::new();
+        for result in results {
+            match result.unwrap() {
+                Ok(output) => booked.push(output),
+                Err(ExecError::Tool(error)) => {
+                    assert_eq!(error.code, ErrorCode::IdempotencyKeyInUse);
+                    assert!(error.retryable);
+                }
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+        assert!(!booked.is_empty());
+        assert!(booked.iter().all(|b| *b == booked[0]));
+        assert_eq!(count(&ctx, "SELECT COUNT(*) FROM bookings").await, 1);
+    }
 }

@@ -18,7 +18,7 @@ use shared::tools::{
 use super::{city::words, ExecError, ToolContext};
 use crate::{
     db::{self, Backend, Pool},
-    idempotency::{self, Claim, Lease},
+    idempotency,
 };
 
 /// Most gifts one suggestion returns.
@@ -389,7 +389,7 @@ pub fn format_vnd(amount: i64) -> String {
         grouped.push('-');
     }
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             grouped.push('.');
         }
         grouped.push(digit);
@@ -873,66 +873,35 @@ pub async fn commit(
     input: &CreateCheckoutSessionInput,
     ctx: &ToolContext,
 ) -> Result<CheckoutSession, ExecError> {
-    let draft_id = input.draft_id.trim();
-    let claimed = idempotency::claim(
+    let draft_id = input.draft_id.trim().to_owned();
+    let fingerprint = checkout_fingerprint(&draft_id);
+    let (purchase_input, task) = (input.clone(), ctx.clone());
+    let stored = idempotency::run_once(
         &ctx.db,
         &ctx.owner_id,
         CHECKOUT_SCOPE,
         &input.idempotency_key,
-        &checkout_fingerprint(draft_id),
+        &fingerprint,
         ctx.now,
+        move |tx| {
+            Box::pin(async move {
+                Ok(
+                    match purchase(tx, &draft_id, &purchase_input, &task).await? {
+                        Ok(session) => Ok(idempotency::stored(&session, CHECKOUT_SCOPE)?),
+                        Err(failure) => Err(failure),
+                    },
+                )
+            })
+        },
     )
     .await?;
-    let lease = match claimed {
-        Claim::Replay(Ok(value)) => {
-            return serde_json::from_value(value).map_err(|error| {
-                ExecError::Internal(format!(
-                    "stored checkout for key {} is unreadable: {error}",
-                    input.idempotency_key
-                ))
-            })
-        }
-        Claim::Replay(Err(failure)) => return Err(ExecError::Tool(failure)),
-        Claim::Acquired(lease) => lease,
-    };
-
-    let outcome = match db::begin_write(&ctx.db).await {
-        Ok(mut tx) => match purchase(&lease, &mut tx, draft_id, input, ctx).await {
-            Ok(outcome) => tx.commit().await.map(|()| outcome).map_err(ExecError::from),
-            Err(error) => {
-                // Roll back now rather than on drop: on SQLite the write lock is held until
-                // then, and releasing the key below needs it.
-                if let Err(rollback) = tx.rollback().await {
-                    tracing::warn!(%rollback, "rolling back a failed checkout");
-                }
-                Err(error)
-            }
-        },
-        Err(error) => Err(ExecError::from(error)),
-    };
-    match outcome {
-        Ok(Ok(session)) => Ok(session),
-        Ok(Err(failure)) => Err(ExecError::Tool(failure)),
-        Err(error) => {
-            // Nothing was bought and nothing recorded: free the key so a retry runs. If
-            // that fails too, the key frees itself when its lease ends.
-            if let Err(release) = lease.release(&ctx.db).await {
-                tracing::warn!(
-                    ?release,
-                    key = %input.idempotency_key,
-                    "cannot release a checkout key"
-                );
-            }
-            Err(error)
-        }
-    }
+    idempotency::typed(stored, CHECKOUT_SCOPE)
 }
 
 /// Inside `tx`: re-reads the draft (locked on Postgres; SQLite's `BEGIN IMMEDIATE` already
-/// excludes other writers), buys it if it is open, and records the outcome under `lease`.
-/// `Ok(Err(…))` is a failure that is stored and replayed; `Err` one that is not.
+/// excludes other writers) and buys it if it is open. `Ok(Err(…))` is a failure that is
+/// stored and replayed; `Err` one that is not.
 async fn purchase(
-    lease: &Lease,
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     draft_id: &str,
     input: &CreateCheckoutSessionInput,
@@ -963,16 +932,6 @@ async fn purchase(
         }
         Some(draft) => Ok(record_checkout(tx, &draft, input, ctx).await?),
     };
-    let stored = match &outcome {
-        Ok(session) => Ok(serde_json::to_value(session).map_err(|error| {
-            ExecError::Internal(format!(
-                "serialising checkout {}: {error}",
-                session.checkout_id
-            ))
-        })?),
-        Err(failure) => Err(failure.clone()),
-    };
-    lease.complete(tx, &stored).await?;
     Ok(outcome)
 }
 

@@ -32,6 +32,14 @@ pub struct ToolContext {
     pub upstreams: Upstreams,
 }
 
+impl ToolContext {
+    /// The idempotency key of this call's side effect: call ids are unique only within
+    /// their conversation, so the conversation is part of the key.
+    pub fn call_key(&self) -> String {
+        format!("{}/{}", self.conversation_id, self.call_id)
+    }
+}
+
 /// Services outside the process that tools call; each is optional, with a local fallback.
 #[derive(Clone, Default)]
 pub struct Upstreams {

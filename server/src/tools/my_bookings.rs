@@ -6,7 +6,7 @@
 //! a replayed call returns the stored result and changes nothing.
 
 use chrono::{DateTime, FixedOffset, Utc};
-use serde_json::{json, Value};
+use serde_json::json;
 use shared::tools::{
     BookingState, BookingSummary, CancelBookingInput, CancelBookingOutput, ErrorCode,
     ListBookingsInput, ListBookingsOutput, ToolError,
@@ -16,7 +16,7 @@ use sqlx::{Any, Transaction};
 use super::{restaurants::utc_key, ExecError, ToolContext};
 use crate::{
     db::{self, Pool},
-    idempotency::{self, Claim},
+    idempotency,
 };
 
 /// The idempotency scope of `cancelBooking` records.
@@ -171,71 +171,26 @@ pub async fn cancel(
     ctx: &ToolContext,
 ) -> Result<CancelBookingOutput, ExecError> {
     let fingerprint = idempotency::fingerprint(&json!({ "bookingId": input.booking_id }));
-    let lease = match idempotency::claim(
+    let (input, task) = (input.clone(), ctx.clone());
+    let stored = idempotency::run_once(
         &ctx.db,
         &ctx.owner_id,
         CANCEL_SCOPE,
-        &ctx.call_id,
+        &ctx.call_key(),
         &fingerprint,
         ctx.now,
+        move |tx| {
+            Box::pin(async move {
+                Ok(match cancel_in(tx, &input, &task).await? {
+                    Ok(output) => Ok(idempotency::stored(&output, CANCEL_SCOPE)?),
+                    // NOT_FOUND: a retry would only repeat it, so it is stored like a success.
+                    Err(failure) => Err(failure),
+                })
+            })
+        },
     )
-    .await?
-    {
-        Claim::Replay(stored) => return from_stored(stored),
-        Claim::Acquired(lease) => lease,
-    };
-
-    // BEGIN IMMEDIATE on SQLite: the read below and the update see the same booking.
-    let mut tx = match db::begin_write(&ctx.db).await {
-        Ok(tx) => tx,
-        Err(error) => {
-            // Nothing happened: free the key so a retry runs again.
-            release(lease, ctx).await;
-            return Err(error.into());
-        }
-    };
-    let result = match cancel_in(&mut tx, input, ctx).await {
-        Ok(Ok(output)) => serde_json::to_value(&output)
-            .map(Ok)
-            .map_err(|e| ExecError::Internal(format!("serialising output: {e}"))),
-        // NOT_FOUND: a retry would only repeat it, so it is stored like a success.
-        Ok(Err(tool_error)) => Ok(Err(tool_error)),
-        Err(error) => Err(error),
-    };
-    let result = match result {
-        Ok(result) => result,
-        Err(error) => {
-            // Rolled back (dropping the transaction does that): the booking is untouched,
-            // so the key is freed for a retry.
-            drop(tx);
-            release(lease, ctx).await;
-            return Err(error);
-        }
-    };
-    // The result is recorded in the transaction that changed the booking: both commit, or
-    // neither does.
-    if let Err(error) = lease.complete(&mut tx, &result).await {
-        drop(tx);
-        release(lease, ctx).await;
-        return Err(error);
-    }
-    if let Err(error) = tx.commit().await {
-        release(lease, ctx).await;
-        return Err(error.into());
-    }
-    from_stored(result)
-}
-
-/// Frees the key after a failure a retry may fix. If even that fails, the key frees
-/// itself when its lease ends; the caller's error is the one worth returning.
-async fn release(lease: idempotency::Lease, ctx: &ToolContext) {
-    if let Err(error) = lease.release(&ctx.db).await {
-        let details = match error {
-            ExecError::Tool(error) => error.message,
-            ExecError::Internal(details) => details,
-        };
-        tracing::warn!(call = %ctx.call_id, %details, "cannot release the cancelBooking key");
-    }
+    .await?;
+    idempotency::typed(stored, CANCEL_SCOPE)
 }
 
 /// The cancellation itself, inside the caller's write transaction. `Ok(Err(_))` is a
@@ -293,15 +248,6 @@ async fn cancel_in(
         // No row changed: it was cancelled before (by another call or elsewhere).
         already_cancelled: changed == 0,
     }))
-}
-
-/// A stored (or just stored) result as this executor's answer.
-fn from_stored(stored: Result<Value, ToolError>) -> Result<CancelBookingOutput, ExecError> {
-    match stored {
-        Ok(value) => serde_json::from_value(value)
-            .map_err(|e| ExecError::Internal(format!("stored cancelBooking result: {e}"))),
-        Err(error) => Err(ExecError::Tool(error)),
-    }
 }
 
 #[cfg(test)]

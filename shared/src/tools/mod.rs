@@ -25,11 +25,11 @@ pub use my_bookings::{
     BookingState, BookingSummary, CancelBooking, CancelBookingInput, CancelBookingOutput,
     ListBookings, ListBookingsInput, ListBookingsOutput,
 };
-pub use shipping::{
-    Kilograms, ShippingQuote, ShippingQuoteInput, ShippingQuoteOutput, Zone, MAX_GRAMS,
-};
 pub use restaurants::{
     FreeSlot, RestaurantSummary, SearchRestaurants, SearchRestaurantsInput, SearchRestaurantsOutput,
+};
+pub use shipping::{
+    Kilograms, ShippingQuote, ShippingQuoteInput, ShippingQuoteOutput, Zone, MAX_GRAMS,
 };
 #[cfg(feature = "validate")]
 pub use validate::validate_arguments;
@@ -577,8 +577,14 @@ mod tests {
     #[test]
     fn error_codes_sort_into_their_classes() {
         assert_eq!(ErrorCode::ValidationError.class(), ErrorClass::Validation);
-        assert_eq!(ErrorCode::UpstreamTimeout.class(), ErrorClass::Infrastructure);
-        assert_eq!(ErrorCode::IdempotencyKeyReused.class(), ErrorClass::Platform);
+        assert_eq!(
+            ErrorCode::UpstreamTimeout.class(),
+            ErrorClass::Infrastructure
+        );
+        assert_eq!(
+            ErrorCode::IdempotencyKeyReused.class(),
+            ErrorClass::Platform
+        );
         assert!(ToolError::new(ErrorCode::IdempotencyKeyInUse, "busy").retryable);
         assert!(!ToolError::new(ErrorCode::IdempotencyKeyReused, "other args").retryable);
         assert!(ToolError::new(ErrorCode::UpstreamUnavailable, "down").retryable);

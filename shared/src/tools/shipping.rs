@@ -209,8 +209,21 @@ mod tests {
         assert_eq!(Kilograms::parse("2.3").map(Kilograms::grams), Ok(2300));
         assert_eq!(Kilograms::parse("0.001").map(Kilograms::grams), Ok(1));
         assert_eq!(Kilograms::parse("100").map(Kilograms::grams), Ok(100_000));
-        assert_eq!(Kilograms::parse("12.5000").map(Kilograms::grams), Ok(12_500));
-        for bad in ["0", "0.0", "-1", "100.001", "0.0005", "abc", "", "1e3", "99999999999999"] {
+        assert_eq!(
+            Kilograms::parse("12.5000").map(Kilograms::grams),
+            Ok(12_500)
+        );
+        for bad in [
+            "0",
+            "0.0",
+            "-1",
+            "100.001",
+            "0.0005",
+            "abc",
+            "",
+            "1e3",
+            "99999999999999",
+        ] {
             assert!(Kilograms::parse(bad).is_err(), "{bad} accepted");
         }
     }

@@ -10,9 +10,9 @@ use jsonschema::{
 use serde_json::Value;
 
 use super::{
-    CancelBooking, CreateBooking, CreateCheckoutSession, GetWeather, ListBookings,
-    PrepareCheckout, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolInput, ToolName,
-    ValidationContext, ValidationError, ValidationIssue,
+    CancelBooking, CreateBooking, CreateCheckoutSession, GetWeather, ListBookings, PrepareCheckout,
+    SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolInput, ToolName, ValidationContext,
+    ValidationError, ValidationIssue,
 };
 
 /// Parses and validates a tool call's raw argument text.

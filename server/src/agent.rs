@@ -24,7 +24,7 @@ use crate::{
     db::Pool,
     history,
     model::{FinishReason, ModelEvent, ModelRequest, SharedProvider, ToolSpec},
-    store::{self, PendingCall},
+    store::{self, PendingCall, TakenCall},
     tools::{self, ExecError, ToolContext},
 };
 
@@ -121,6 +121,9 @@ struct Call {
     id: String,
     name: String,
     raw: String,
+    /// More argument text came than `security::MAX_ARGUMENT_BYTES`; the rest was dropped
+    /// and the call is answered with a validation error, unparsed.
+    oversize: bool,
 }
 
 struct Run<'a> {
@@ -136,6 +139,12 @@ struct Run<'a> {
     earlier: Option<Vec<Message>>,
     /// The conversation's assistant: its prompt and the only tools that may run.
     assistant: Assistant,
+    /// Text and argument bytes the model streamed in this run, bounded by
+    /// `security::MAX_RUN_BYTES` so a runaway model cannot stream without end.
+    streamed: usize,
+    /// Events emitted so far in this run: their numbers in the run's event log
+    /// (`runs.rs`), saved with the message so a reload asks only for the ones after.
+    emitted: u64,
 }
 
 impl Agent {
@@ -161,11 +170,12 @@ impl Agent {
     /// resumes the loop once no call of that message is pending any more.
     pub async fn resume(
         &self,
-        pending: PendingCall,
+        taken: TakenCall,
         decision: Decision,
         tx: EventSender,
         cancel: CancellationToken,
     ) -> RunStatus {
+        let pending = &taken.call;
         let loaded = store::message(&self.db, &pending.conversation_id, &pending.message_id).await;
         let message = match loaded {
             Ok(Some(message)) => message,
@@ -193,10 +203,13 @@ impl Agent {
             cancel,
         );
         run.start();
+        // Saved at once: the stored copy then says the reply is being written again (no
+        // status), so a reload now follows this run instead of showing the old pause.
+        run.save().await;
         if !run.load_assistant().await {
             return run.finish(RunStatus::Error).await;
         }
-        run.decide(&pending, decision).await;
+        run.decide(&taken, decision).await;
         run.save().await;
         match store::pending_count(&self.db, &pending.message_id).await {
             Ok(0) => {}
@@ -257,6 +270,8 @@ impl<'a> Run<'a> {
             tx,
             earlier: None,
             assistant: Assistant::default(),
+            streamed: 0,
+            emitted: 0,
         }
     }
 
@@ -297,6 +312,7 @@ impl<'a> Run<'a> {
     /// the same events with the same reducer.
     fn emit(&mut self, event: AgentEvent) {
         self.message.apply(&event);
+        self.emitted += 1;
         // The browser may have gone; the run still finishes and is saved.
         let _ = self.tx.send(event);
     }
@@ -322,9 +338,15 @@ impl<'a> Run<'a> {
         status
     }
 
+    /// Saves the message with the number of events it holds (see `emitted`).
     async fn save(&self) {
-        if let Err(error) =
-            store::save_message(&self.agent.db, &self.conversation_id, &self.message).await
+        if let Err(error) = store::save_run_message(
+            &self.agent.db,
+            &self.conversation_id,
+            &self.message,
+            self.emitted,
+        )
+        .await
         {
             tracing::error!(%error, message = %self.message.id, "saving message failed");
         }
@@ -338,6 +360,7 @@ impl<'a> Run<'a> {
             call_id: call_id.to_owned(),
             now: (self.agent.clock)(),
             upstreams: self.agent.upstreams.clone(),
+            take: None,
         }
     }
 
@@ -443,6 +466,7 @@ impl<'a> Run<'a> {
         let mut ids: Vec<(String, String)> = Vec::new();
         let mut finish: Option<FinishReason> = None;
         let mut failure: Option<String> = None;
+        let mut too_long = false;
         loop {
             // Stopping drops the provider's stream, which cancels its HTTP request.
             let item = tokio::select! {
@@ -453,6 +477,17 @@ impl<'a> Run<'a> {
                 item = stream.next() => item,
             };
             let Some(item) = item else { break };
+            if let Ok(ModelEvent::TextDelta(delta) | ModelEvent::ToolCallDelta { delta, .. }) =
+                &item
+            {
+                self.streamed += delta.len();
+                if self.streamed > crate::security::MAX_RUN_BYTES {
+                    // Dropping the stream below cancels the provider's request.
+                    too_long = true;
+                    failure = Some("the run streamed more than MAX_RUN_BYTES".to_owned());
+                    break;
+                }
+            }
             match item {
                 Ok(ModelEvent::TextDelta(delta)) => {
                     if delta.is_empty() {
@@ -486,6 +521,7 @@ impl<'a> Run<'a> {
                         id,
                         name,
                         raw: String::new(),
+                        oversize: false,
                     });
                 }
                 Ok(ModelEvent::ToolCallDelta { id, delta }) => {
@@ -495,6 +531,12 @@ impl<'a> Run<'a> {
                     let Some(call) = calls.iter_mut().find(|c| c.id == id) else {
                         continue;
                     };
+                    if call.oversize
+                        || call.raw.len() + delta.len() > crate::security::MAX_ARGUMENT_BYTES
+                    {
+                        call.oversize = true;
+                        continue;
+                    }
                     call.raw.push_str(&delta);
                     self.emit(AgentEvent::ToolInputDelta {
                         tool_call_id: id,
@@ -526,6 +568,11 @@ impl<'a> Run<'a> {
             for call in &calls {
                 let error = if stopped {
                     ToolError::new(ErrorCode::Cancelled, "Not run: the reply was stopped.")
+                } else if too_long {
+                    ToolError::new(
+                        ErrorCode::Interrupted,
+                        "Not run: the reply was too long and was stopped.",
+                    )
                 } else {
                     ToolError::new(
                         ErrorCode::Interrupted,
@@ -540,10 +587,13 @@ impl<'a> Run<'a> {
                     error,
                 });
             }
+            let error_text = if too_long {
+                "The reply was too long and was stopped."
+            } else {
+                "The assistant's reply was interrupted. Nothing was booked; please try again."
+            };
             self.emit(AgentEvent::Error {
-                error_text:
-                    "The assistant's reply was interrupted. Nothing was booked; please try again."
-                        .into(),
+                error_text: error_text.into(),
             });
             return None;
         }
@@ -572,6 +622,26 @@ impl<'a> Run<'a> {
                 self.input_error(&call, error);
                 continue;
             };
+            if call.oversize {
+                // Not parsed: the text is cut short, and parsing it would only cost time.
+                errors += 1;
+                let error = ToolError::new(
+                    ErrorCode::ValidationError,
+                    format!(
+                        "Invalid arguments for {tool}: arguments too large (limit {} KiB). \
+                         Nothing was run.",
+                        crate::security::MAX_ARGUMENT_BYTES / 1024
+                    ),
+                );
+                self.emit(AgentEvent::ToolInputError {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    input: Value::Object(serde_json::Map::new()),
+                    error_text: error.message.clone(),
+                    error,
+                });
+                continue;
+            }
             let input = match validate_arguments(tool, &call.raw, &ValidationContext { now }) {
                 Ok(input) => input,
                 Err(invalid) => {
@@ -662,7 +732,12 @@ impl<'a> Run<'a> {
         (errors, pending)
     }
 
-    async fn decide(&mut self, pending: &PendingCall, decision: Decision) {
+    /// Records the decision and runs the call if approved. The taken pending row goes away
+    /// with the effect's transaction when there is an effect, and right after the decision
+    /// otherwise, before the message is saved: a crash can then leave a call pending, or
+    /// answered, but never answered-but-not-done nor done twice.
+    async fn decide(&mut self, taken: &TakenCall, decision: Decision) {
+        let pending = &taken.call;
         let edited_json = decision.edited.as_ref().map(ToolInput::to_json);
         self.emit(AgentEvent::ToolApprovalResponse {
             tool_call_id: pending.tool_call_id.clone(),
@@ -670,12 +745,14 @@ impl<'a> Run<'a> {
             input: edited_json,
         });
         if !decision.approved {
+            self.finish_pending(taken).await;
             self.emit(AgentEvent::ToolOutputDenied {
                 tool_call_id: pending.tool_call_id.clone(),
             });
             return;
         }
         let Some(tool) = ToolName::parse(&pending.tool_name) else {
+            self.finish_pending(taken).await;
             self.output_error(
                 &pending.tool_call_id,
                 ToolName::CreateBooking,
@@ -695,6 +772,7 @@ impl<'a> Run<'a> {
         let input = match input {
             Ok(input) => input,
             Err(invalid) => {
+                self.finish_pending(taken).await;
                 self.output_error(
                     &pending.tool_call_id,
                     tool,
@@ -706,13 +784,25 @@ impl<'a> Run<'a> {
                 return;
             }
         };
-        let ctx = self.context(&pending.tool_call_id);
-        match tools::execute(&input, &ctx).await {
+        let mut ctx = self.context(&pending.tool_call_id);
+        ctx.take = Some(taken.token.clone());
+        let result = tools::execute(&input, &ctx).await;
+        // A success deleted the row with its effect; a failure is answered now.
+        self.finish_pending(taken).await;
+        match result {
             Ok(output) => self.emit(AgentEvent::ToolOutputAvailable {
                 tool_call_id: pending.tool_call_id.clone(),
                 output,
             }),
             Err(error) => self.output_error(&pending.tool_call_id, tool, error),
+        }
+    }
+
+    async fn finish_pending(&self, taken: &TakenCall) {
+        if let Err(error) = store::finish_pending(&self.agent.db, taken).await {
+            // The take expires by itself; the call can then be decided again, and its
+            // idempotency key still keeps any effect to one.
+            tracing::error!(%error, call = %taken.call.tool_call_id, "finishing a pending call failed");
         }
     }
 

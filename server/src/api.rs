@@ -2,16 +2,14 @@
 //!
 //! Replies stream as the AI SDK's UI Message Stream v1 (`data: {json}` chunks ending with
 //! `data: [DONE]`). A run is spawned on its own task: a closed browser does not stop it,
-//! and its result is saved either way.
+//! and its result is saved either way. Every run stream (`POST /api/chat`, `POST
+//! /api/approvals`, `GET /api/chat/{id}/stream`) is a subscription to the run's event log
+//! (`runs.rs`), so a browser that lost its stream can pick the reply up again.
 
-use std::{
-    collections::HashMap,
-    convert::Infallible,
-    sync::{Arc, Mutex},
-};
+use std::{convert::Infallible, time::Duration};
 
 use axum::{
-    extract::{rejection::JsonRejection, Path, State},
+    extract::{rejection::JsonRejection, Path, Query, State},
     http::{HeaderValue, StatusCode},
     response::{
         sse::{Event, Sse},
@@ -25,16 +23,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use shared::{
     events::{AgentEvent, UI_MESSAGE_STREAM_VERSION},
-    message::{Message, MessageMetadata, RunStatus},
+    message::{Message, MessageMetadata, Role, RunStatus},
     tools::{validate_arguments, Assistant, ToolName, ValidationContext},
 };
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::UnboundedReceiverStream;
-use tokio_util::sync::CancellationToken;
 
 use crate::{
     agent::Decision,
     owner::OwnerId,
+    runs::{self, Current, ReserveError},
     store::{self, StoreError},
     tools::{self, ExecError, ToolContext},
     AppState,
@@ -49,6 +45,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/approvals", post(approve))
         .route("/api/conversations/{id}", get(conversation))
         .route("/api/chat/{id}/stop", post(stop))
+        .route("/api/chat/{id}/stream", get(stream_run))
         .route("/api/bookings", get(bookings))
 }
 
@@ -58,6 +55,9 @@ pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    /// For a decision on a call that was already decided: the call's part as stored, so a
+    /// replayed decision learns what happened without anything running again.
+    outcome: Option<Value>,
 }
 
 impl ApiError {
@@ -66,6 +66,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            outcome: None,
         }
     }
 
@@ -105,6 +106,8 @@ impl IntoResponse for ApiError {
         #[derive(Serialize)]
         struct Body<'a> {
             error: Inner<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            outcome: Option<&'a Value>,
         }
         #[derive(Serialize)]
         struct Inner<'a> {
@@ -116,83 +119,44 @@ impl IntoResponse for ApiError {
                 code: self.code,
                 message: &self.message,
             },
+            outcome: self.outcome.as_ref(),
         };
         (self.status, Json(body)).into_response()
     }
 }
 
-/// One lock per conversation, so two runs never write the same conversation at once.
-#[derive(Clone, Default)]
-pub struct ConversationLocks(Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>);
-
-impl ConversationLocks {
-    fn get(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut map = match self.0.lock() {
-            Ok(map) => map,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        // Drop locks nobody holds, so the map stays as small as the set of active runs.
-        map.retain(|_, lock| Arc::strong_count(lock) > 1);
-        map.entry(id.to_owned()).or_default().clone()
-    }
-}
-
-/// The stop switch of each conversation's run in progress.
-#[derive(Clone, Default)]
-pub struct ActiveRuns(Arc<Mutex<HashMap<String, (u64, CancellationToken)>>>);
-
-/// One registered run: its number (to tell it from a later run) and its token.
-struct RunHandle {
-    number: u64,
-    token: CancellationToken,
-}
-
-impl ActiveRuns {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, CancellationToken)>> {
-        match self.0.lock() {
-            Ok(map) => map,
-            Err(poisoned) => poisoned.into_inner(),
-        }
-    }
-
-    /// Registers a run starting in `conversation_id`.
-    fn start(&self, conversation_id: &str) -> RunHandle {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let number = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let token = CancellationToken::new();
-        self.map()
-            .insert(conversation_id.to_owned(), (number, token.clone()));
-        RunHandle { number, token }
-    }
-
-    /// Forgets a finished run, unless a newer run of the conversation replaced it.
-    fn end(&self, conversation_id: &str, run: &RunHandle) {
-        let mut map = self.map();
-        if map
-            .get(conversation_id)
-            .is_some_and(|(n, _)| *n == run.number)
-        {
-            map.remove(conversation_id);
-        }
-    }
-
-    /// Cancels the conversation's run; whether one was running.
-    fn stop(&self, conversation_id: &str) -> bool {
-        match self.map().remove(conversation_id) {
-            Some((_, token)) => {
-                token.cancel();
-                true
-            }
-            None => false,
+impl From<ReserveError> for ApiError {
+    fn from(error: ReserveError) -> Self {
+        match error {
+            ReserveError::Busy => Self::new(
+                StatusCode::CONFLICT,
+                "RUN_IN_PROGRESS",
+                "The assistant is still answering in this conversation.",
+            ),
+            ReserveError::TooMany { max } => Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "TOO_MANY_RUNS",
+                format!(
+                    "You already have {max} replies being written. Wait for one to finish, \
+                     or stop one, and try again."
+                ),
+            ),
         }
     }
 }
 
-fn sse(rx: mpsc::UnboundedReceiver<AgentEvent>) -> Response {
-    let events = UnboundedReceiverStream::new(rx).map(|event| {
-        let data = serde_json::to_string(&event).unwrap_or_else(|_| "{}".to_owned());
-        Ok::<_, Infallible>(Event::default().data(data))
-    });
+/// How long a decision waits for a run still writing its conversation (another decision
+/// of the same turn) before it is refused with `RUN_IN_PROGRESS`.
+const DECISION_WAIT: Duration = Duration::from_secs(120);
+
+/// The response header naming the run a stream belongs to, so a client that lost the
+/// stream can ask for the rest of that very run.
+pub const RUN_ID_HEADER: &str = "x-datban-run-id";
+
+/// A run's events as a UI Message Stream: one `data:` chunk per event, then `data: [DONE]`
+/// once the run is over.
+fn sse(events: runs::EventStream, run_id: &str) -> Response {
+    let events = events.map(|data| Ok::<_, Infallible>(Event::default().data(&*data)));
     let done = stream::once(async { Ok::<_, Infallible>(Event::default().data("[DONE]")) });
     let body: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
         Box::pin(events.chain(done));
@@ -204,6 +168,10 @@ fn sse(rx: mpsc::UnboundedReceiver<AgentEvent>) -> Response {
     );
     headers.insert("cache-control", HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    // Run ids are "run_" and hex digits, always a valid header value.
+    if let Ok(value) = HeaderValue::from_str(run_id) {
+        headers.insert(RUN_ID_HEADER, value);
+    }
     response
 }
 
@@ -244,6 +212,8 @@ async fn chat(
             .await?
             .ok_or_else(|| ApiError::not_found("Conversation"))?,
         None => {
+            // Refused before a conversation is created for nothing (`reserve` decides).
+            state.runs.has_room(&owner).await?;
             let assistant = match request.assistant.as_deref() {
                 None => Assistant::default(),
                 Some(name) => Assistant::parse(name).ok_or_else(|| {
@@ -257,14 +227,9 @@ async fn chat(
             store::create_conversation(&state.db, &owner, assistant.as_str(), now).await?
         }
     };
-    let lock = state.locks.get(&conversation.id);
-    let guard = lock.clone().try_lock_owned().map_err(|_| {
-        ApiError::new(
-            StatusCode::CONFLICT,
-            "RUN_IN_PROGRESS",
-            "The assistant is still answering in this conversation.",
-        )
-    })?;
+    // The conversation's place before anything is stored: one run per conversation, and
+    // a bounded number per owner. Dropped on any error below, which gives it back.
+    let reservation = state.runs.reserve(&owner, &conversation.id, None).await?;
 
     decline_pending(&state, &conversation.id, &owner).await?;
     let user = Message::user(store::new_id("msg"), text);
@@ -272,18 +237,14 @@ async fn chat(
     let assistant = Message::assistant(store::new_id("msg"));
     store::append_message(&state.db, &conversation.id, &assistant, now).await?;
 
-    let (tx, rx) = mpsc::unbounded_channel();
     let agent = state.agent.clone();
-    let runs = state.runs.clone();
-    let run = runs.start(&conversation.id);
-    tokio::spawn(async move {
-        let _guard = guard;
+    let run = reservation.start(move |tx, cancel| async move {
         agent
-            .run(&owner, &conversation.id, assistant, tx, run.token.clone())
+            .run(&owner, &conversation.id, assistant, tx, cancel)
             .await;
-        runs.end(&conversation.id, &run);
     });
-    Ok(sse(rx))
+    // From the first event, like every later reader of this run.
+    Ok(sse(run.subscribe(0), run.id()))
 }
 
 /// A new message answers every open confirmation with "no": the person moved on.
@@ -292,7 +253,8 @@ async fn decline_pending(
     conversation_id: &str,
     owner: &str,
 ) -> Result<(), ApiError> {
-    for pending in store::take_all_pending(&state.db, conversation_id, owner).await? {
+    let now = (state.agent.clock)();
+    for pending in store::take_all_pending(&state.db, conversation_id, owner, now).await? {
         let Some(mut message) =
             store::message(&state.db, conversation_id, &pending.message_id).await?
         else {
@@ -381,6 +343,7 @@ async fn approve(
                 call_id: request.tool_call_id.clone(),
                 now,
                 upstreams: state.agent.upstreams.clone(),
+                take: None,
             };
             match tools::precheck(&input, &ctx).await {
                 Ok(()) => {}
@@ -404,49 +367,58 @@ async fn approve(
         }
         _ => None,
     };
+    // The conversation's place, before the take: a refused decision (too many runs) must
+    // leave the call pending. Waits for a run still writing this conversation (another
+    // decision of the same turn); dropped, it is given back (when the take finds nothing).
+    let reservation = state
+        .runs
+        .reserve(&owner, &request.conversation_id, Some(DECISION_WAIT))
+        .await?;
     // The atomic take: of simultaneous decisions exactly one gets the call.
     let Some(pending) = store::take_pending(
         &state.db,
         &request.conversation_id,
         &request.tool_call_id,
         &owner,
+        (state.agent.clock)(),
     )
     .await?
     else {
         return Err(already());
     };
-    let lock = state.locks.get(&pending.conversation_id);
-    let (tx, rx) = mpsc::unbounded_channel();
+    let decision = Decision {
+        approved: request.approved,
+        edited,
+    };
     let agent = state.agent.clone();
-    let runs = state.runs.clone();
-    tokio::spawn(async move {
-        // Waits for a run still writing this conversation (another decision of the turn).
-        let _guard = lock.lock_owned().await;
-        let decision = Decision {
-            approved: request.approved,
-            edited,
-        };
-        let conversation_id = pending.conversation_id.clone();
-        let run = runs.start(&conversation_id);
-        agent.resume(pending, decision, tx, run.token.clone()).await;
-        runs.end(&conversation_id, &run);
+    let run = reservation.start(move |tx, cancel| async move {
+        agent.resume(pending, decision, tx, cancel).await;
     });
-    Ok(sse(rx))
+    Ok(sse(run.subscribe(0), run.id()))
 }
 
+/// The answer to a decision on a call that is not pending (any more): `409
+/// ALREADY_RESOLVED` carrying the call's part as the conversation stores it (its state, and
+/// its output or error), so a replayed decision gets the stored outcome and nothing runs a
+/// second time; `404` when no message of this conversation knows the call id (an id made
+/// up, or one of another conversation).
 async fn resolved_or_missing(
     state: &AppState,
     request: &ApprovalRequest,
-    already: ApiError,
+    mut already: ApiError,
 ) -> Result<ApiError, ApiError> {
     let messages = store::messages(&state.db, &request.conversation_id).await?;
-    let known = messages
+    let part = messages
         .iter()
-        .any(|message| message.tool_part(&request.tool_call_id).is_some());
-    Ok(if known {
-        already
-    } else {
-        ApiError::not_found("Confirmation")
+        .find_map(|message| message.tool_part(&request.tool_call_id));
+    Ok(match part {
+        Some(part) => {
+            // A part is plain data; should it ever fail to serialise, the 409 still says
+            // that nothing more was done, only without the details.
+            already.outcome = serde_json::to_value(part).ok();
+            already
+        }
+        None => ApiError::not_found("Confirmation"),
     })
 }
 
@@ -456,6 +428,23 @@ struct ConversationBody {
     id: String,
     assistant: String,
     messages: Vec<Message>,
+    /// Present when the last message is a reply still being written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    running: Option<RunningReply>,
+}
+
+/// A reply being written, and where a browser that shows its stored copy picks it up:
+/// `GET /api/chat/{id}/stream?after={after}&run={runId}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunningReply {
+    /// The assistant message.
+    message_id: String,
+    /// The run writing it, when one was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<String>,
+    /// How many of the run's events the stored copy holds.
+    after: u64,
 }
 
 async fn conversation(
@@ -466,12 +455,72 @@ async fn conversation(
     let conversation = store::find_conversation(&state.db, &id, &owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
-    let messages = store::messages(&state.db, &conversation.id).await?;
+    // The run before the messages: a run is registered before it stores anything, so a
+    // reply without status read below was written by this run — or by a later one, and
+    // then this run is over and asking for it answers 204 (the client reloads).
+    let current = state
+        .runs
+        .current(&conversation.id)
+        .await
+        .map_err(StoreError::from)?;
+    let stored = store::messages_with_run_seq(&state.db, &conversation.id).await?;
+    let running = stored.last().and_then(|(message, after)| {
+        let writing = message.role != Some(Role::User) && message.status.is_none();
+        writing.then(|| RunningReply {
+            message_id: message.id.clone(),
+            run_id: current.run_id().map(str::to_owned),
+            after: *after,
+        })
+    });
     Ok(Json(ConversationBody {
         id: conversation.id,
         assistant: conversation.assistant,
-        messages,
+        messages: stored.into_iter().map(|(message, _)| message).collect(),
+        running,
     }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StreamQuery {
+    /// Events already applied: the stream starts after this many (default 0: all).
+    #[serde(default)]
+    after: Option<u64>,
+    /// The run the client follows; another run (or none) answers 204.
+    #[serde(default)]
+    run: Option<String>,
+}
+
+/// Reattaches to the conversation's run in progress, on this process or another: its
+/// events after `after`, then live ones until it is over (`finish`, `[DONE]`). `204 No
+/// Content` when no run is going (or not the one asked for).
+async fn stream_run(
+    State(state): State<AppState>,
+    Extension(OwnerId(owner)): Extension<OwnerId>,
+    Path(id): Path<String>,
+    query: Result<Query<StreamQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            rejection.body_text(),
+        )
+    })?;
+    store::find_conversation(&state.db, &id, &owner)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Conversation"))?;
+    let current = state.runs.current(&id).await.map_err(StoreError::from)?;
+    let wanted = |run_id: &str| query.run.as_deref().is_none_or(|wanted| wanted == run_id);
+    let after = query.after.unwrap_or(0);
+    Ok(match current {
+        Current::Local(run) if wanted(run.id()) => sse(run.subscribe(after), run.id()),
+        Current::Remote(run_id) if wanted(&run_id) => {
+            let events = state.runs.follow(run_id.clone(), after);
+            sse(events, &run_id)
+        }
+        _ => StatusCode::NO_CONTENT.into_response(),
+    })
 }
 
 #[derive(Serialize)]
@@ -489,9 +538,8 @@ async fn stop(
     store::find_conversation(&state.db, &id, &owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
-    Ok(Json(Stopped {
-        stopped: state.runs.stop(&id),
-    }))
+    let stopped = state.runs.stop(&id).await.map_err(StoreError::from)?;
+    Ok(Json(Stopped { stopped }))
 }
 
 #[derive(Debug, Deserialize)]

@@ -24,6 +24,12 @@ pub struct Config {
     pub weather_url: Option<String>,
     /// How long one weather request may take (`DATBAN_WEATHER_TIMEOUT_MS`, default 5000).
     pub weather_timeout: std::time::Duration,
+    /// How many replies one person may have being written at once
+    /// (`DATBAN_MAX_RUNS_PER_OWNER`, default 3); one more is answered 429 `TOO_MANY_RUNS`.
+    pub max_runs_per_owner: usize,
+    /// The public origin behind a proxy (`DATBAN_PUBLIC_ORIGIN`) and the per-owner rate
+    /// limit (`DATBAN_RATE_PER_MINUTE`, default 20; `0` turns it off).
+    pub security: crate::security::SecuritySettings,
 }
 
 /// The model provider chosen by `DATBAN_PROVIDER`.
@@ -159,6 +165,9 @@ pub enum ConfigError {
     /// `DATBAN_WEATHER_URL` cannot be used (the URL itself is left out: it may hold a key).
     #[error("DATBAN_WEATHER_URL: {0}")]
     Weather(String),
+    /// `DATBAN_PUBLIC_ORIGIN` is not an origin.
+    #[error("DATBAN_PUBLIC_ORIGIN must be an origin such as https://datban.example (scheme, host, optional port; no path)")]
+    PublicOrigin,
     /// A number is out of range or not a number.
     #[error("{name} must be a whole number from {min} to {max}")]
     BadNumber {
@@ -217,6 +226,13 @@ impl Config {
             }
         };
         let weather_timeout = number("DATBAN_WEATHER_TIMEOUT_MS", 5000, 1, 120_000)?;
+        let max_runs_per_owner = number(
+            "DATBAN_MAX_RUNS_PER_OWNER",
+            crate::runs::DEFAULT_MAX_RUNS_PER_OWNER as u64,
+            1,
+            1000,
+        )? as usize;
+        let security = security_from_env()?;
         Ok(Self {
             leptos_options,
             database_url,
@@ -225,8 +241,38 @@ impl Config {
             provider,
             weather_url,
             weather_timeout: std::time::Duration::from_millis(weather_timeout),
+            max_runs_per_owner,
+            security,
         })
     }
+}
+
+fn security_from_env() -> Result<crate::security::SecuritySettings, ConfigError> {
+    use crate::security::{normalize_origin, RateLimit, DEFAULT_RATE_PER_MINUTE};
+    let public_origin = match std::env::var("DATBAN_PUBLIC_ORIGIN") {
+        Ok(text) if !text.trim().is_empty() => {
+            Some(normalize_origin(&text).ok_or(ConfigError::PublicOrigin)?)
+        }
+        Ok(_) | Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(_)) => {
+            return Err(ConfigError::NotUnicode("DATBAN_PUBLIC_ORIGIN"))
+        }
+    };
+    let per_minute = number(
+        "DATBAN_RATE_PER_MINUTE",
+        u64::from(DEFAULT_RATE_PER_MINUTE),
+        0,
+        10_000,
+    )?;
+    // At most 10 000, so the conversion cannot fail; 0 turns the limit off.
+    let rate_limit = u32::try_from(per_minute)
+        .ok()
+        .and_then(std::num::NonZeroU32::new)
+        .map(RateLimit::per_minute);
+    Ok(crate::security::SecuritySettings {
+        public_origin,
+        rate_limit,
+    })
 }
 
 #[cfg(test)]

@@ -26,7 +26,10 @@ use shared::tools::{ErrorCode, ToolError};
 
 use futures::future::BoxFuture;
 
-use crate::{db::Pool, tools::ExecError};
+use crate::{
+    db::Pool,
+    tools::{ExecError, ToolContext},
+};
 
 /// How long a claim holds a key before another request may take it over, in seconds.
 /// Longer than any executor should run; short enough that a crash blocks a retry briefly.
@@ -396,28 +399,35 @@ pub type Outcome = Result<Result<Value, ToolError>, ExecError>;
 /// transaction, so the side effect and its record commit together or not at all (a crash
 /// in between leaves neither, and the lease lets the next request run it). A repeat with
 /// the same fingerprint gets the stored result without running anything.
+///
+/// When the call runs on a person's approval (`ctx.take`), its pending row is deleted in
+/// that same transaction too: a server killed before the commit leaves the call pending
+/// (to be decided again), never decided-but-not-done.
 pub async fn run_once<F>(
-    db: &Pool,
-    owner_id: &str,
+    ctx: &ToolContext,
     scope: &str,
     key: &str,
     fingerprint: &str,
-    now: DateTime<Utc>,
     effect: F,
 ) -> Result<Result<Value, ToolError>, ExecError>
 where
     F: for<'t> FnOnce(&'t mut sqlx::Transaction<'static, sqlx::Any>) -> BoxFuture<'t, Outcome>,
 {
-    let lease = match claim(db, owner_id, scope, key, fingerprint, now).await? {
+    let db = &ctx.db;
+    let lease = match claim(db, &ctx.owner_id, scope, key, fingerprint, ctx.now).await? {
         Claim::Replay(stored) => return Ok(stored),
         Claim::Acquired(lease) => lease,
     };
     let outcome = match crate::db::begin_write(db).await {
         Ok(mut tx) => {
             let recorded = match effect(&mut tx).await {
-                Ok(result) => lease.complete(&mut tx, &result).await.map(|()| result),
+                Ok(result) => match lease.complete(&mut tx, &result).await {
+                    Ok(()) => finish_approval(&mut tx, ctx).await.map(|()| result),
+                    Err(error) => Err(error),
+                },
                 Err(error) => Err(error),
             };
+            hold_for_tests().await;
             match recorded {
                 Ok(result) => tx.commit().await.map(|()| result).map_err(ExecError::from),
                 Err(error) => {
@@ -444,6 +454,48 @@ where
         }
     }
     outcome
+}
+
+/// Deletes the approved call's pending row inside the effect's transaction. The row must
+/// still be this decision's: if its take expired and another decision took it, this one
+/// rolls back and the other runs (under the same key, so still only once).
+async fn finish_approval(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    ctx: &ToolContext,
+) -> Result<(), ExecError> {
+    let Some(token) = &ctx.take else {
+        return Ok(());
+    };
+    let deleted = sqlx::query(
+        "DELETE FROM pending_calls WHERE conversation_id = $1 AND tool_call_id = $2 AND taken_by = $3",
+    )
+    .bind(&ctx.conversation_id)
+    .bind(&ctx.call_id)
+    .bind(token)
+    .execute(&mut **tx)
+    .await?;
+    if deleted.rows_affected() == 1 {
+        Ok(())
+    } else {
+        tracing::warn!(call = %ctx.call_id, "the decision's take expired before its effect committed");
+        Err(ExecError::Tool(key_in_use()))
+    }
+}
+
+/// A test hook: with `DATBAN_TEST_HOLD_EFFECT_MS` set, every side effect waits that long
+/// inside its transaction, before the commit, so a test can kill the server mid-effect.
+/// Read once; unset in any real deployment.
+async fn hold_for_tests() {
+    static HOLD: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    let hold = HOLD.get_or_init(|| {
+        std::env::var("DATBAN_TEST_HOLD_EFFECT_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map(std::time::Duration::from_millis)
+    });
+    if let Some(hold) = hold {
+        tokio::time::sleep(*hold).await;
+    }
 }
 
 /// A stored (or just stored) result as an executor's typed answer.

@@ -5,7 +5,7 @@ use std::{net::SocketAddr, time::Duration};
 use app::{shell, App};
 use axum::{extract::FromRef, Router};
 use leptos::prelude::LeptosOptions;
-use leptos_axum::{file_and_error_handler, generate_route_list, LeptosRoutes};
+use leptos_axum::{file_and_error_handler_with_context, generate_route_list, LeptosRoutes};
 use tower_http::trace::TraceLayer;
 
 pub mod agent;
@@ -17,6 +17,8 @@ pub mod history;
 pub mod idempotency;
 pub mod model;
 pub mod owner;
+pub mod runs;
+pub mod security;
 pub mod store;
 pub mod tools;
 
@@ -31,12 +33,14 @@ pub struct AppState {
     pub db: db::Pool,
     /// The agent loop (model, bounds, clock).
     pub agent: agent::Agent,
-    /// Per-conversation run locks.
-    pub locks: api::ConversationLocks,
-    /// Stop switches of the runs in progress.
-    pub runs: api::ActiveRuns,
+    /// The replies being written: one per conversation, their events and stop switches;
+    /// `new` sets no limit per owner, `run` applies the configured one.
+    pub runs: runs::Runs,
     /// Signs the owner cookie.
     pub cookie_key: axum_extra::extract::cookie::Key,
+    /// Origin check and rate limit settings; `new` leaves the rate limit off, `run`
+    /// applies the configured one.
+    pub security: security::SecuritySettings,
 }
 
 impl AppState {
@@ -58,10 +62,16 @@ impl AppState {
                 clock,
                 upstreams: tools::Upstreams::default(),
             },
+            runs: {
+                // Like the rate limit, no limit here (tests run many replies as one
+                // person); `run` applies the configured one (default 3).
+                let runs = runs::Runs::new(db.clone());
+                runs.set_max_per_owner(usize::MAX);
+                runs
+            },
             db,
-            locks: api::ConversationLocks::default(),
-            runs: api::ActiveRuns::default(),
             cookie_key,
+            security: security::SecuritySettings::default(),
         })
     }
 }
@@ -79,14 +89,31 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(health::routes())
         .merge(api::routes())
-        .leptos_routes(&state, routes, move || shell(options.clone()))
+        // Pages carry a Content-Security-Policy with the nonce of their hydration scripts.
+        .leptos_routes_with_context(&state, routes, security::provide_page_csp, move || {
+            shell(options.clone())
+        })
         // Files under the site root (the hydrate bundle in /pkg, favicon, …), served
         // precompressed (.br/.gz) when present; anything else renders the 404 page.
-        .fallback(file_and_error_handler::<AppState, _>(shell))
+        .fallback(file_and_error_handler_with_context::<AppState, _>(
+            security::provide_page_csp,
+            shell,
+        ))
+        // Innermost: the rate limit is per owner, so it runs after the owner is known.
+        .layer(axum::middleware::from_fn_with_state(
+            security::MessageLimiter::new(state.security.rate_limit),
+            security::limit_messages,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             owner::ensure_owner,
         ))
+        // Cross-site and oversized API requests are refused before an owner is issued.
+        .layer(axum::middleware::from_fn_with_state(
+            security::ApiGuard::new(&state.security),
+            security::guard_api,
+        ))
+        .layer(axum::middleware::from_fn(security::headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
@@ -132,6 +159,8 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
         agent::system_clock(),
     )
     .await?;
+    state.security = config.security;
+    state.runs.set_max_per_owner(config.max_runs_per_owner);
     if let Some(url) = config.weather_url {
         let service = tools::weather::WeatherService::new(url, config.weather_timeout)
             .map_err(|error| config::ConfigError::Weather(error.to_string()))?;

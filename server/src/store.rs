@@ -227,6 +227,10 @@ macro_rules! pending_columns {
     };
 }
 
+/// How long a decision holds its pending call before a crashed holder's take expires and
+/// the call can be decided again; as long as an idempotency lease, which it must outlive.
+pub const TAKE_SECONDS: i64 = crate::idempotency::LEASE_SECONDS;
+
 /// Reads a pending call without taking it (to validate an edit before the atomic take).
 pub async fn peek_pending(
     db: &Pool,
@@ -246,37 +250,75 @@ pub async fn peek_pending(
     .await?)
 }
 
-/// Takes a pending call: reads and deletes it in one statement, so of any number of
-/// simultaneous decisions exactly one gets it.
+/// A pending call taken by one decision: only the holder of `token` may finish it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TakenCall {
+    /// The call.
+    pub call: PendingCall,
+    /// Proves the take; the row is deleted only with it.
+    pub token: String,
+}
+
+/// Takes a pending call for one decision: a single conditional `UPDATE … RETURNING`, so of
+/// any number of simultaneous decisions (on any number of processes) exactly one gets it.
+/// The row stays until [`finish_pending`] (or the effect's transaction) deletes it; if the
+/// holder dies first, the take expires after [`TAKE_SECONDS`] and the call is pending again.
 pub async fn take_pending(
     db: &Pool,
     conversation_id: &str,
     tool_call_id: &str,
     owner_id: &str,
-) -> Result<Option<PendingCall>, StoreError> {
-    Ok(sqlx::query_as::<_, PendingCall>(concat!(
-        "DELETE FROM pending_calls WHERE tool_call_id = $1 AND conversation_id = $2 AND owner_id = $3 RETURNING ",
+    now: DateTime<Utc>,
+) -> Result<Option<TakenCall>, StoreError> {
+    let token = new_id("take");
+    let until = timestamp(now + chrono::TimeDelta::seconds(TAKE_SECONDS));
+    let call = sqlx::query_as::<_, PendingCall>(concat!(
+        "UPDATE pending_calls SET taken_by = $1, taken_until = $2 \
+         WHERE tool_call_id = $3 AND conversation_id = $4 AND owner_id = $5 \
+         AND (taken_by IS NULL OR taken_until < $6) RETURNING ",
         pending_columns!()
     ))
+    .bind(&token)
+    .bind(&until)
     .bind(tool_call_id)
     .bind(conversation_id)
     .bind(owner_id)
+    .bind(timestamp(now))
     .fetch_optional(db)
-    .await?)
+    .await?;
+    Ok(call.map(|call| TakenCall { call, token }))
 }
 
-/// Takes every pending call of a conversation (a new message declines them).
+/// Deletes a taken call once its decision is recorded; does nothing if the effect's
+/// transaction already deleted it or the take was lost.
+pub async fn finish_pending(db: &Pool, taken: &TakenCall) -> Result<(), StoreError> {
+    sqlx::query(
+        "DELETE FROM pending_calls WHERE conversation_id = $1 AND tool_call_id = $2 AND taken_by = $3",
+    )
+    .bind(&taken.call.conversation_id)
+    .bind(&taken.call.tool_call_id)
+    .bind(&taken.token)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Takes every pending call of a conversation that no decision holds (a new message
+/// declines them); a call being executed right now is left to its decision.
 pub async fn take_all_pending(
     db: &Pool,
     conversation_id: &str,
     owner_id: &str,
+    now: DateTime<Utc>,
 ) -> Result<Vec<PendingCall>, StoreError> {
     Ok(sqlx::query_as::<_, PendingCall>(concat!(
-        "DELETE FROM pending_calls WHERE conversation_id = $1 AND owner_id = $2 RETURNING ",
+        "DELETE FROM pending_calls WHERE conversation_id = $1 AND owner_id = $2 \
+         AND (taken_by IS NULL OR taken_until < $3) RETURNING ",
         pending_columns!()
     ))
     .bind(conversation_id)
     .bind(owner_id)
+    .bind(timestamp(now))
     .fetch_all(db)
     .await?)
 }
@@ -309,4 +351,40 @@ pub async fn setting_or_insert(db: &Pool, key: &str, value: &str) -> Result<Stri
         .execute(db)
         .await?;
     Ok(setting(db, key).await?.unwrap_or_else(|| value.to_owned()))
+}
+
+/// Replaces a stored message's content as a run left it after emitting `run_seq` events,
+/// and records that number with it (in the same statement), so a browser that reloads
+/// mid-reply can ask the run for exactly the events the stored copy lacks.
+pub async fn save_run_message(
+    db: &Pool,
+    conversation_id: &str,
+    message: &Message,
+    run_seq: u64,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE messages SET body = $1, run_seq = $2 WHERE conversation_id = $3 AND id = $4")
+        .bind(encode(message))
+        .bind(i64::try_from(run_seq).unwrap_or(i64::MAX))
+        .bind(conversation_id)
+        .bind(&message.id)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// All messages of a conversation, oldest first, each with how many events of its latest
+/// run its stored content holds (read together, so the two agree).
+pub async fn messages_with_run_seq(
+    db: &Pool,
+    conversation_id: &str,
+) -> Result<Vec<(Message, u64)>, StoreError> {
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT id, body, run_seq FROM messages WHERE conversation_id = $1 ORDER BY seq",
+    )
+    .bind(conversation_id)
+    .fetch_all(db)
+    .await?;
+    rows.into_iter()
+        .map(|(id, body, run_seq)| Ok((decode(id, &body)?, u64::try_from(run_seq).unwrap_or(0))))
+        .collect()
 }

@@ -8,15 +8,9 @@
 
 mod support;
 
-use std::{
-    net::TcpListener,
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
-};
-
 use futures::future::join_all;
 use serde_json::{json, Value};
-use support::{read_reply, Reply};
+use support::{process::start_server, read_reply, Reply};
 
 const SUGGEST: &str = "Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu";
 const BUY: &str = "Mua món đầu tiên";
@@ -159,64 +153,12 @@ fn assert_outcomes(results: &[Result<Value, Value>]) {
     }
 }
 
-/// A real `server` process on its own port, sharing the test database.
-struct ServerProcess {
-    child: Child,
-    base: String,
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap()
-}
-
-async fn start_server(db_url: &str) -> ServerProcess {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_server"))
-        .env("DATABASE_URL", db_url)
-        .env("LEPTOS_SITE_ADDR", format!("127.0.0.1:{port}"))
-        .env("LEPTOS_OUTPUT_NAME", "datban")
-        .env("DATBAN_PROVIDER", "offline")
-        .env("DATBAN_OFFLINE_TOKEN_DELAY_MS", "0")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let process = ServerProcess {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-    };
-    let client = support::new_client();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let health = client.get(format!("{}/healthz", process.base)).send().await;
-        if health.is_ok_and(|r| r.status().is_success()) {
-            return process;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "server on port {port} did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test]
 async fn two_server_processes_sharing_the_database_make_exactly_one_checkout() {
     // The in-process app only creates and migrates the database and counts rows.
     let app = support::spawn_app().await;
-    let one = start_server(&app.db_url).await;
-    let two = start_server(&app.db_url).await;
+    let one = start_server(&app.db_url, &[]).await;
+    let two = start_server(&app.db_url, &[]).await;
     // One cookie jar: the same person on both processes (they share the signing key
     // stored in the database).
     let client = support::new_client();

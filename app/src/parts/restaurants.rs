@@ -81,6 +81,8 @@ fn restaurant_card(restaurant: RestaurantSummary, asked_for_slots: bool) -> impl
         price_level: level,
         opening_hours,
         free_slots,
+        // Not shown on the card (yet); it is there for the model, as data.
+        review: _,
     } = restaurant;
     let price = price_level(level);
     let price_label = format!("Mức giá {}/4", level.clamp(1, 4));

@@ -66,12 +66,10 @@ pub async fn run(
     );
     let (booking, task) = (input.clone(), ctx.clone());
     let stored = idempotency::run_once(
-        &ctx.db,
-        &ctx.owner_id,
+        ctx,
         BOOKING_SCOPE,
         &ctx.call_key(),
         &fingerprint,
-        ctx.now,
         move |tx| {
             Box::pin(async move {
                 Ok(match book(tx, &booking, &task).await {
@@ -232,6 +230,7 @@ mod tests {
                 .unwrap()
                 .with_timezone(&Utc),
             upstreams: Default::default(),
+            take: None,
         };
         (ctx, guard)
     }

@@ -877,12 +877,10 @@ pub async fn commit(
     let fingerprint = checkout_fingerprint(&draft_id);
     let (purchase_input, task) = (input.clone(), ctx.clone());
     let stored = idempotency::run_once(
-        &ctx.db,
-        &ctx.owner_id,
+        ctx,
         CHECKOUT_SCOPE,
         &input.idempotency_key,
         &fingerprint,
-        ctx.now,
         move |tx| {
             Box::pin(async move {
                 Ok(
@@ -1000,6 +998,7 @@ mod tests {
             call_id: "call".into(),
             now: "2026-11-29T12:00:00Z".parse::<DateTime<Utc>>().unwrap(),
             upstreams: Default::default(),
+            take: None,
         };
         (ctx, guard)
     }

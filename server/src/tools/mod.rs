@@ -30,6 +30,9 @@ pub struct ToolContext {
     pub now: DateTime<Utc>,
     /// Services outside the process that some tools call.
     pub upstreams: Upstreams,
+    /// When the call runs on a person's approval: the take token of its pending row, which
+    /// the effect's transaction deletes (see [`crate::store::take_pending`]).
+    pub take: Option<String>,
 }
 
 impl ToolContext {

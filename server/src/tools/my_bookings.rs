@@ -173,12 +173,10 @@ pub async fn cancel(
     let fingerprint = idempotency::fingerprint(&json!({ "bookingId": input.booking_id }));
     let (input, task) = (input.clone(), ctx.clone());
     let stored = idempotency::run_once(
-        &ctx.db,
-        &ctx.owner_id,
+        ctx,
         CANCEL_SCOPE,
         &ctx.call_key(),
         &fingerprint,
-        ctx.now,
         move |tx| {
             Box::pin(async move {
                 Ok(match cancel_in(tx, &input, &task).await? {
@@ -271,6 +269,7 @@ mod tests {
                 .unwrap()
                 .with_timezone(&Utc),
             upstreams: Default::default(),
+            take: None,
         };
         (ctx, guard)
     }

@@ -400,6 +400,7 @@ mod tests {
                 .unwrap()
                 .with_timezone(&Utc),
             upstreams: Default::default(),
+            take: None,
         };
         (ctx, guard)
     }
@@ -631,6 +632,7 @@ mod upstream_tests {
             upstreams: Upstreams {
                 weather: Some(service),
             },
+            take: None,
         };
         (ctx, guard)
     }

@@ -262,6 +262,7 @@ pub async fn read_reply(response: reqwest::Response) -> Reply {
     }
 }
 pub mod fake_provider;
+pub mod process;
 pub mod test_db;
 
 pub use test_db::{test_database_url, TestDatabase};
@@ -284,6 +285,40 @@ pub async fn spawn_app_with_upstreams(upstreams: server::tools::Upstreams) -> Te
     .await
     .unwrap();
     state.agent.upstreams = upstreams;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, server::app(state)).await.unwrap();
+    });
+    TestApp {
+        addr,
+        db_url,
+        pool,
+        client: new_client(),
+        server,
+        _db: Some(guard),
+    }
+}
+
+/// Like [`spawn_app`] (offline model, fresh database), with the edge's settings (rate
+/// limit, public origin) set: the other constructors leave the rate limit off, since tests
+/// send many requests per owner.
+pub async fn spawn_app_with_security(security: server::security::SecuritySettings) -> TestApp {
+    let (db_url, guard) = test_database_url().await;
+    let pool = db::connect(&db_url).await.unwrap();
+    let provider: SharedProvider =
+        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
+    let clock: Clock = Arc::new(now);
+    let mut state = AppState::new(
+        LeptosOptions::builder().output_name("datban").build(),
+        pool.clone(),
+        provider,
+        AgentConfig::default(),
+        clock,
+    )
+    .await
+    .unwrap();
+    state.security = security;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {

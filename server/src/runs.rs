@@ -1,0 +1,902 @@
+//! The replies being written ("runs"): at most one per conversation, each with the log of
+//! every event it emitted, so a reply can be followed again after the browser lost it.
+//!
+//! A run's events are numbered 1, 2, … in the order the agent emitted them. On the process
+//! running it, a subscriber takes the live channel and a snapshot of the in-memory log under
+//! one lock and then skips live events it already has, so nothing is lost or repeated. The
+//! events also go to the database in batches (`run_events`, at least every 100 ms and when
+//! the run ends), with a heartbeat in `runs`, so any server process sharing the database
+//! can replay a run and follow it: woken by `LISTEN/NOTIFY` on PostgreSQL, by polling every
+//! 100 ms on SQLite. A stop asked of another process is a flag in `runs` (and a
+//! notification); the running process reads it and cancels the run. A run whose process
+//! died stops beating and is treated as over after [`STALE_AFTER`].
+
+use std::{
+    collections::HashMap,
+    future::Future,
+    pin::Pin,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc, Mutex, MutexGuard, OnceLock, Weak,
+    },
+    time::{Duration, Instant},
+};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use futures::Stream;
+use shared::events::AgentEvent;
+use tokio::sync::{broadcast, mpsc, Notify};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    agent::EventSender,
+    db::{self, Backend, Pool},
+};
+
+/// How many runs one owner may have going at once unless configured otherwise
+/// (`DATBAN_MAX_RUNS_PER_OWNER`).
+pub const DEFAULT_MAX_RUNS_PER_OWNER: usize = 3;
+
+/// A run whose heartbeat is older than this is treated as over: its process died.
+pub const STALE_AFTER: Duration = Duration::from_secs(15);
+
+/// The PostgreSQL channel told a run's id after each batch of its events is stored.
+pub const EVENTS_CHANNEL: &str = "datban_run_events";
+
+/// The PostgreSQL channel told a run's id when another process asks it to stop.
+pub const STOP_CHANNEL: &str = "datban_run_stop";
+
+/// How often a running run stores its new events.
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// How often a run with nothing new to store still proves it is alive; well under
+/// [`STALE_AFTER`].
+const HEARTBEAT_EVERY: Duration = Duration::from_secs(3);
+/// How often the database is read for new events or a stop request when no notification
+/// can wake the reader (SQLite).
+const POLL_EVERY: Duration = Duration::from_millis(100);
+/// The same with notifications (PostgreSQL): only a safety net for a lost connection.
+const NOTIFIED_POLL_EVERY: Duration = Duration::from_secs(1);
+/// How long the rows of a finished (or dead) run are kept, so slow followers can finish.
+const KEEP_FINISHED: Duration = Duration::from_secs(600);
+/// How often old rows are deleted, at most.
+const PURGE_EVERY: Duration = Duration::from_secs(60);
+/// Live events a subscriber may fall behind by before it reads the log instead.
+const LIVE_CAPACITY: usize = 1024;
+/// Events read from the database per query.
+const PAGE: usize = 500;
+
+/// A stream of a run's events, each already serialised as one UI Message Stream chunk.
+pub type EventStream = Pin<Box<dyn Stream<Item = Arc<str>> + Send>>;
+
+/// Why a run could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReserveError {
+    /// The conversation already has a run (on this process).
+    #[error("a reply is already being written in this conversation")]
+    Busy,
+    /// The owner has as many runs going as allowed.
+    #[error("{max} replies are already being written for this person")]
+    TooMany {
+        /// The limit.
+        max: usize,
+    },
+}
+
+/// The registry of this process's runs, and the way to the other processes' runs through
+/// the database. Cheap to clone.
+#[derive(Clone)]
+pub struct Runs {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Pool,
+    /// This process's name in `runs.node`.
+    node: String,
+    max_per_owner: AtomicUsize,
+    /// The runs of this process, by conversation id.
+    active: Mutex<HashMap<String, Arc<ActiveRun>>>,
+    /// Woken whenever a run leaves `active`, for requests waiting for their conversation.
+    freed: Notify,
+    /// Ids of runs whose new events were stored by some process (from `LISTEN`).
+    stored: broadcast::Sender<Arc<str>>,
+    /// Set once the PostgreSQL listener task is started.
+    listener: OnceLock<()>,
+    last_purge: Mutex<Option<Instant>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere while holding the lock leaves plain data that is still usable.
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// The real time (the agent's clock may be pinned in tests; heartbeats compare with the
+/// real clocks of other processes).
+fn now() -> DateTime<Utc> {
+    DateTime::<Utc>::from(std::time::SystemTime::now())
+}
+
+fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// The heartbeat a live run has at least (timestamps compare as text: one fixed format).
+fn fresh_since() -> String {
+    let stale = chrono::TimeDelta::from_std(STALE_AFTER).unwrap_or(chrono::TimeDelta::MAX);
+    timestamp(now() - stale)
+}
+
+/// Where a conversation's run in progress is.
+pub enum Current {
+    /// On this process.
+    Local(Arc<ActiveRun>),
+    /// On another process (or just finished here): followed through the database.
+    Remote(String),
+    /// No run is going.
+    None,
+}
+
+impl Current {
+    /// The run's id, if there is a run.
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            Current::Local(run) => Some(run.id()),
+            Current::Remote(id) => Some(id),
+            Current::None => None,
+        }
+    }
+}
+
+/// One run of this process: its stop switch and its events so far.
+pub struct ActiveRun {
+    id: String,
+    conversation_id: String,
+    owner_id: String,
+    token: CancellationToken,
+    log: Mutex<Log>,
+}
+
+struct Log {
+    /// Every event so far; event `n` (from 1) is at index `n - 1`.
+    events: Vec<Arc<str>>,
+    /// How many of `events` are stored in the database.
+    stored: usize,
+    /// Live subscribers' channel; `None` once the run is over.
+    live: Option<broadcast::Sender<(u64, Arc<str>)>>,
+}
+
+impl ActiveRun {
+    fn new(conversation_id: &str, owner_id: &str) -> Self {
+        let (live, _) = broadcast::channel(LIVE_CAPACITY);
+        Self {
+            id: crate::store::new_id("run"),
+            conversation_id: conversation_id.to_owned(),
+            owner_id: owner_id.to_owned(),
+            token: CancellationToken::new(),
+            log: Mutex::new(Log {
+                events: Vec::new(),
+                stored: 0,
+                live: Some(live),
+            }),
+        }
+    }
+
+    /// The run's id (also the `x-datban-run-id` header of its streams).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The conversation it writes.
+    pub fn conversation_id(&self) -> &str {
+        &self.conversation_id
+    }
+
+    fn push(&self, event: &AgentEvent) {
+        // An event is plain data: serialising it cannot fail.
+        let data: Arc<str> = serde_json::to_string(event)
+            .unwrap_or_else(|_| "{}".to_owned())
+            .into();
+        let mut log = lock(&self.log);
+        log.events.push(Arc::clone(&data));
+        let seq = log.events.len() as u64;
+        if let Some(live) = &log.live {
+            // Nobody listening is fine: the run goes on for the log and the database.
+            let _ = live.send((seq, data));
+        }
+    }
+
+    /// Events after number `after`.
+    fn after(&self, after: u64) -> Vec<Arc<str>> {
+        let log = lock(&self.log);
+        let start = usize::try_from(after)
+            .unwrap_or(usize::MAX)
+            .min(log.events.len());
+        log.events[start..].to_vec()
+    }
+
+    fn unstored(&self) -> (usize, Vec<Arc<str>>) {
+        let log = lock(&self.log);
+        (log.stored, log.events[log.stored..].to_vec())
+    }
+
+    fn mark_stored(&self, upto: usize) {
+        let mut log = lock(&self.log);
+        log.stored = log.stored.max(upto);
+    }
+
+    /// Ends the live channel: subscribers read what is left and end.
+    fn close(&self) {
+        lock(&self.log).live = None;
+    }
+
+    /// The run's events after number `after` (0: all, from its `start`), then its new ones
+    /// as they come, until the run is over.
+    pub fn subscribe(self: &Arc<Self>, after: u64) -> EventStream {
+        let run = Arc::clone(self);
+        Box::pin(async_stream::stream! {
+            // Under one lock: the live receiver first, then the snapshot. Every event is
+            // either in the snapshot or still to come on the receiver (or both, when the
+            // receiver holds it: skipped below by its number).
+            let (live, snapshot) = {
+                let log = lock(&run.log);
+                let live = log.live.as_ref().map(broadcast::Sender::subscribe);
+                let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.events.len());
+                (live, log.events[start..].to_vec())
+            };
+            let mut last = after;
+            for data in snapshot {
+                last += 1;
+                yield data;
+            }
+            let Some(mut live) = live else { return };
+            loop {
+                match live.recv().await {
+                    Ok((seq, data)) if seq == last + 1 => {
+                        last = seq;
+                        yield data;
+                    }
+                    Ok((seq, _)) if seq <= last => {}
+                    // Fell behind (or a number was skipped): the log has every event.
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        for data in run.after(last) {
+                            last += 1;
+                            yield data;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => {
+                        for data in run.after(last) {
+                            yield data;
+                        }
+                        break;
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// A run's place in the registry, taken before anything is stored for it. Dropping it
+/// without [`Reservation::start`] gives the place back.
+pub struct Reservation {
+    runs: Runs,
+    run: Arc<ActiveRun>,
+    started: bool,
+}
+
+impl Reservation {
+    /// The run this place is for.
+    pub fn run(&self) -> &Arc<ActiveRun> {
+        &self.run
+    }
+
+    /// Starts the run: `work` gets the sender for its events and the stop token, and runs
+    /// on a task of its own (a closed browser does not stop it). Its events go to the log,
+    /// the live subscribers and the database; the place is given back once `work` is done
+    /// and every event is stored.
+    pub fn start<F, Fut>(mut self, work: F) -> Arc<ActiveRun>
+    where
+        F: FnOnce(EventSender, CancellationToken) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.started = true;
+        let run = Arc::clone(&self.run);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let work = tokio::spawn(work(tx, run.token.clone()));
+        tokio::spawn(drive(self.runs.clone(), Arc::clone(&run), rx, work));
+        run
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.started {
+            return;
+        }
+        self.runs.release(&self.run);
+        // Its row says "running": remove it, so no other process waits for it.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let db = self.runs.inner.db.clone();
+            let id = self.run.id.clone();
+            handle.spawn(async move {
+                if let Err(error) = sqlx::query("DELETE FROM runs WHERE run_id = $1")
+                    .bind(&id)
+                    .execute(&db)
+                    .await
+                {
+                    tracing::warn!(%error, run = %id, "removing an unused run failed");
+                }
+            });
+        }
+    }
+}
+
+/// Moves a run's events from the agent to the log until the agent is done, then stores
+/// the rest and gives the place back.
+async fn drive(
+    runs: Runs,
+    run: Arc<ActiveRun>,
+    mut events: mpsc::UnboundedReceiver<AgentEvent>,
+    work: tokio::task::JoinHandle<()>,
+) {
+    let finished = CancellationToken::new();
+    let storing = tokio::spawn(store_loop(
+        runs.clone(),
+        Arc::clone(&run),
+        finished.clone(),
+    ));
+    // Ends when the agent drops its sender: when it returns, or if it panics.
+    while let Some(event) = events.recv().await {
+        run.push(&event);
+    }
+    if let Err(error) = work.await {
+        tracing::error!(%error, run = %run.id, "a run ended abnormally");
+    }
+    finished.cancel();
+    if let Err(error) = storing.await {
+        tracing::error!(%error, run = %run.id, "storing a run's events ended abnormally");
+    }
+    // The place first, then the streams: a client that saw the end may send at once.
+    runs.release(&run);
+}
+
+/// Stores new events every [`FLUSH_EVERY`] with a heartbeat, and the rest when the run is
+/// over; reads stop requests from other processes.
+async fn store_loop(runs: Runs, run: Arc<ActiveRun>, finished: CancellationToken) {
+    let db = &runs.inner.db;
+    let postgres = runs.is_postgres();
+    let poll_every = if postgres {
+        NOTIFIED_POLL_EVERY
+    } else {
+        POLL_EVERY
+    };
+    let mut tick = tokio::time::interval(FLUSH_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_write = Instant::now();
+    let mut last_poll = Instant::now();
+    loop {
+        let last = tokio::select! {
+            _ = tick.tick() => false,
+            () = finished.cancelled() => true,
+        };
+        let (from, batch) = run.unstored();
+        if last || !batch.is_empty() || last_write.elapsed() >= HEARTBEAT_EVERY {
+            // The final write is retried a little: followers elsewhere wait for it.
+            for attempt in 1..=3 {
+                match write_batch(db, &runs.inner.node, &run, from, &batch, last, postgres).await
+                {
+                    Ok(stop) => {
+                        run.mark_stored(from + batch.len());
+                        last_write = Instant::now();
+                        last_poll = last_write;
+                        if stop {
+                            run.token.cancel();
+                        }
+                        break;
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, run = %run.id, attempt, "storing a run's events failed");
+                        if !last {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                }
+            }
+        } else if last_poll.elapsed() >= poll_every {
+            last_poll = Instant::now();
+            match stop_requested(db, &run.id).await {
+                Ok(true) => run.token.cancel(),
+                Ok(false) => {}
+                Err(error) => tracing::warn!(%error, run = %run.id, "reading a stop request failed"),
+            }
+        }
+        if last {
+            return;
+        }
+    }
+}
+
+/// In one transaction: the run's row (created if missing) with a fresh heartbeat and its
+/// status, the events `batch` numbered from `from + 1`, and on PostgreSQL a notification.
+/// Returns whether a stop was requested.
+async fn write_batch(
+    db: &Pool,
+    node: &str,
+    run: &ActiveRun,
+    from: usize,
+    batch: &[Arc<str>],
+    done: bool,
+    postgres: bool,
+) -> Result<bool, sqlx::Error> {
+    let at = timestamp(now());
+    let mut tx = db::begin_write(db).await?;
+    let stop: Option<(i64,)> = sqlx::query_as(
+        "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
+         started_at, updated_at) VALUES ($1, $2, $3, $4, $5, 0, $6, $6) \
+         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at \
+         RETURNING stop_requested",
+    )
+    .bind(&run.id)
+    .bind(&run.conversation_id)
+    .bind(&run.owner_id)
+    .bind(if done { "done" } else { "running" })
+    .bind(node)
+    .bind(&at)
+    .fetch_optional(&mut *tx)
+    .await?;
+    for (index, data) in batch.iter().enumerate() {
+        let seq = i64::try_from(from + index + 1).unwrap_or(i64::MAX);
+        sqlx::query(
+            "INSERT INTO run_events (run_id, seq, event) VALUES ($1, $2, $3) \
+             ON CONFLICT (run_id, seq) DO NOTHING",
+        )
+        .bind(&run.id)
+        .bind(seq)
+        .bind(data.as_ref())
+        .execute(&mut *tx)
+        .await?;
+    }
+    if postgres && (done || !batch.is_empty()) {
+        // Delivered at commit, so a woken reader finds the rows. (pg_notify returns void,
+        // which the Any driver cannot read: wrapped in a count.)
+        sqlx::query("SELECT COUNT(*) FROM (SELECT pg_notify($1, $2)) AS sent")
+            .bind(EVENTS_CHANNEL)
+            .bind(&run.id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(stop.is_some_and(|(flag,)| flag != 0))
+}
+
+async fn stop_requested(db: &Pool, run_id: &str) -> Result<bool, sqlx::Error> {
+    let row: Option<(i64,)> = sqlx::query_as("SELECT stop_requested FROM runs WHERE run_id = $1")
+        .bind(run_id)
+        .fetch_optional(db)
+        .await?;
+    Ok(row.is_some_and(|(flag,)| flag != 0))
+}
+
+/// The stored events of a run after number `after`, at most [`PAGE`].
+async fn stored_events(
+    db: &Pool,
+    run_id: &str,
+    after: u64,
+) -> Result<Vec<(i64, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT seq, event FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+    )
+    .bind(run_id)
+    .bind(i64::try_from(after).unwrap_or(i64::MAX))
+    .bind(PAGE as i64)
+    .fetch_all(db)
+    .await
+}
+
+/// What a follower learns from a run's row.
+enum RowState {
+    /// Still going, with a recent heartbeat.
+    Running,
+    /// Over: every event is stored.
+    Done,
+    /// Gone, or its process stopped beating.
+    Lost,
+}
+
+async fn row_state(db: &Pool, run_id: &str) -> Result<RowState, sqlx::Error> {
+    let row: Option<(String, String)> =
+        sqlx::query_as("SELECT status, updated_at FROM runs WHERE run_id = $1")
+            .bind(run_id)
+            .fetch_optional(db)
+            .await?;
+    Ok(match row {
+        Some((status, _)) if status == "done" => RowState::Done,
+        Some((_, beat)) if beat > fresh_since() => RowState::Running,
+        _ => RowState::Lost,
+    })
+}
+
+impl Runs {
+    /// An empty registry over `db`, allowing [`DEFAULT_MAX_RUNS_PER_OWNER`] runs per owner.
+    pub fn new(db: Pool) -> Self {
+        let (stored, _) = broadcast::channel(256);
+        Self {
+            inner: Arc::new(Inner {
+                db,
+                node: crate::store::new_id("node"),
+                max_per_owner: AtomicUsize::new(DEFAULT_MAX_RUNS_PER_OWNER),
+                active: Mutex::new(HashMap::new()),
+                freed: Notify::new(),
+                stored,
+                listener: OnceLock::new(),
+                last_purge: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Sets how many runs one owner may have going at once (at least 1).
+    pub fn set_max_per_owner(&self, max: usize) {
+        self.inner
+            .max_per_owner
+            .store(max.max(1), Ordering::Relaxed);
+    }
+
+    /// How many runs one owner may have going at once.
+    pub fn max_per_owner(&self) -> usize {
+        self.inner.max_per_owner.load(Ordering::Relaxed)
+    }
+
+    /// This process's name in the `runs` table.
+    pub fn node(&self) -> &str {
+        &self.inner.node
+    }
+
+    fn is_postgres(&self) -> bool {
+        db::backend(&self.inner.db) == Backend::Postgres
+    }
+
+    fn active(&self) -> MutexGuard<'_, HashMap<String, Arc<ActiveRun>>> {
+        lock(&self.inner.active)
+    }
+
+    /// How many runs `owner_id` has going on other processes (0 when the database cannot
+    /// say: this process's own count still holds).
+    async fn running_elsewhere(&self, owner_id: &str) -> usize {
+        let counted: Result<(i64,), _> = sqlx::query_as(
+            "SELECT COUNT(*) FROM runs WHERE owner_id = $1 AND status = 'running' \
+             AND node <> $2 AND updated_at > $3",
+        )
+        .bind(owner_id)
+        .bind(&self.inner.node)
+        .bind(fresh_since())
+        .fetch_one(&self.inner.db)
+        .await;
+        match counted {
+            Ok((n,)) => usize::try_from(n).unwrap_or(0),
+            Err(error) => {
+                tracing::warn!(%error, "counting runs on other processes failed");
+                0
+            }
+        }
+    }
+
+    /// Whether `owner_id` may start another run now (a cheap early answer before creating
+    /// anything; [`Runs::reserve`] decides).
+    pub async fn has_room(&self, owner_id: &str) -> Result<(), ReserveError> {
+        let max = self.max_per_owner();
+        let here = self
+            .active()
+            .values()
+            .filter(|run| run.owner_id == owner_id)
+            .count();
+        if here >= max || here + self.running_elsewhere(owner_id).await >= max {
+            return Err(ReserveError::TooMany { max });
+        }
+        Ok(())
+    }
+
+    /// Takes the conversation's place for a new run of `owner_id`. With `wait`, waits up to
+    /// that long for a run of the conversation still going here to end; without, a
+    /// conversation with a run is [`ReserveError::Busy`]. The run's row is stored before
+    /// this returns, so other processes see it from then on.
+    pub async fn reserve(
+        &self,
+        owner_id: &str,
+        conversation_id: &str,
+        wait: Option<Duration>,
+    ) -> Result<Reservation, ReserveError> {
+        self.purge_now_and_then();
+        let elsewhere = self.running_elsewhere(owner_id).await;
+        let deadline = wait.map(|wait| tokio::time::Instant::now() + wait);
+        let run = loop {
+            // Registered before looking, so an end between the look and the wait wakes it.
+            let freed = self.inner.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut active = self.active();
+                if !active.contains_key(conversation_id) {
+                    let max = self.max_per_owner();
+                    let here = active
+                        .values()
+                        .filter(|run| run.owner_id == owner_id)
+                        .count();
+                    if here + elsewhere >= max {
+                        return Err(ReserveError::TooMany { max });
+                    }
+                    let run = Arc::new(ActiveRun::new(conversation_id, owner_id));
+                    active.insert(conversation_id.to_owned(), Arc::clone(&run));
+                    break run;
+                }
+            }
+            let Some(deadline) = deadline else {
+                return Err(ReserveError::Busy);
+            };
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                return Err(ReserveError::Busy);
+            }
+        };
+        self.ensure_listener();
+        let reservation = Reservation {
+            runs: self.clone(),
+            run,
+            started: false,
+        };
+        let run = &reservation.run;
+        if let Err(error) = write_batch(
+            &self.inner.db,
+            &self.inner.node,
+            run,
+            0,
+            &[],
+            false,
+            false,
+        )
+        .await
+        {
+            // The run still works here; other processes just cannot see it.
+            tracing::warn!(%error, run = %run.id, "storing a new run failed");
+        }
+        Ok(reservation)
+    }
+
+    /// Gives a run's place back and ends its live streams.
+    fn release(&self, run: &ActiveRun) {
+        {
+            let mut active = self.active();
+            if active
+                .get(&run.conversation_id)
+                .is_some_and(|current| current.id == run.id)
+            {
+                active.remove(&run.conversation_id);
+            }
+        }
+        self.inner.freed.notify_waiters();
+        run.close();
+    }
+
+    /// The conversation's run in progress, here or on another process.
+    pub async fn current(&self, conversation_id: &str) -> Result<Current, sqlx::Error> {
+        if let Some(run) = self.active().get(conversation_id).cloned() {
+            return Ok(Current::Local(run));
+        }
+        let row: Option<(String,)> = sqlx::query_as(
+            "SELECT run_id FROM runs WHERE conversation_id = $1 AND status = 'running' \
+             AND updated_at > $2 ORDER BY started_at DESC LIMIT 1",
+        )
+        .bind(conversation_id)
+        .bind(fresh_since())
+        .fetch_optional(&self.inner.db)
+        .await?;
+        Ok(match row {
+            Some((id,)) => Current::Remote(id),
+            None => Current::None,
+        })
+    }
+
+    /// A run's events after number `after`, from the database, then its new ones as they
+    /// are stored, until it is over (or its process stops beating).
+    pub fn follow(&self, run_id: String, after: u64) -> EventStream {
+        self.ensure_listener();
+        let runs = self.clone();
+        Box::pin(async_stream::stream! {
+            let db = runs.inner.db.clone();
+            let postgres = runs.is_postgres();
+            // Subscribed before the first read, so no notification falls in between.
+            let mut stored = runs.inner.stored.subscribe();
+            let mut last = after;
+            let mut ending = false;
+            loop {
+                let page = match stored_events(&db, &run_id, last).await {
+                    Ok(page) => page,
+                    Err(error) => {
+                        tracing::warn!(%error, run = %run_id, "reading a run's events failed");
+                        break;
+                    }
+                };
+                let full = page.len() == PAGE;
+                for (seq, data) in page {
+                    // Batches commit in order, so stored numbers have no gaps.
+                    if u64::try_from(seq).ok() != Some(last + 1) {
+                        break;
+                    }
+                    last += 1;
+                    yield Arc::<str>::from(data);
+                }
+                if full {
+                    continue;
+                }
+                if ending {
+                    break;
+                }
+                match row_state(&db, &run_id).await {
+                    Ok(RowState::Running) => {}
+                    // Its last events were stored with "done": one more read gets them.
+                    Ok(RowState::Done) => {
+                        ending = true;
+                        continue;
+                    }
+                    Ok(RowState::Lost) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, run = %run_id, "reading a run failed");
+                        break;
+                    }
+                }
+                if postgres {
+                    wait_for_stored(&mut stored, &run_id, NOTIFIED_POLL_EVERY).await;
+                } else {
+                    tokio::time::sleep(POLL_EVERY).await;
+                }
+            }
+        })
+    }
+
+    /// Stops the conversation's run: here by its token, elsewhere by a flag in its row
+    /// (and a notification on PostgreSQL). Whether a run was going.
+    pub async fn stop(&self, conversation_id: &str) -> Result<bool, sqlx::Error> {
+        if let Some(run) = self.active().get(conversation_id).cloned() {
+            run.token.cancel();
+            return Ok(true);
+        }
+        let stopped: Vec<(String,)> = sqlx::query_as(
+            "UPDATE runs SET stop_requested = 1 WHERE conversation_id = $1 \
+             AND status = 'running' AND updated_at > $2 RETURNING run_id",
+        )
+        .bind(conversation_id)
+        .bind(fresh_since())
+        .fetch_all(&self.inner.db)
+        .await?;
+        if self.is_postgres() {
+            for (id,) in &stopped {
+                sqlx::query("SELECT COUNT(*) FROM (SELECT pg_notify($1, $2)) AS sent")
+                    .bind(STOP_CHANNEL)
+                    .bind(id)
+                    .execute(&self.inner.db)
+                    .await?;
+            }
+        }
+        Ok(!stopped.is_empty())
+    }
+
+    fn cancel_by_id(&self, run_id: &str) {
+        for run in self.active().values() {
+            if run.id == run_id {
+                run.token.cancel();
+            }
+        }
+    }
+
+    /// On PostgreSQL, starts (once) the task that listens for stored events and stop
+    /// requests.
+    fn ensure_listener(&self) {
+        if !self.is_postgres() {
+            return;
+        }
+        self.inner.listener.get_or_init(|| {
+            let url = self.inner.db.connect_options().database_url.to_string();
+            tokio::spawn(listen(Arc::downgrade(&self.inner), url));
+        });
+    }
+
+    /// Deletes the rows of runs over for a while (at most once per [`PURGE_EVERY`]), in
+    /// the background.
+    fn purge_now_and_then(&self) {
+        {
+            let mut last = lock(&self.inner.last_purge);
+            if last.is_some_and(|at| at.elapsed() < PURGE_EVERY) {
+                return;
+            }
+            *last = Some(Instant::now());
+        }
+        let db = self.inner.db.clone();
+        tokio::spawn(async move {
+            let keep = chrono::TimeDelta::from_std(KEEP_FINISHED).unwrap_or(chrono::TimeDelta::MAX);
+            let before = timestamp(now() - keep);
+            // A live run beats every few seconds, so only finished or dead runs are this old.
+            let result = async {
+                sqlx::query(
+                    "DELETE FROM run_events WHERE run_id IN \
+                     (SELECT run_id FROM runs WHERE updated_at < $1)",
+                )
+                .bind(&before)
+                .execute(&db)
+                .await?;
+                sqlx::query("DELETE FROM runs WHERE updated_at < $1")
+                    .bind(&before)
+                    .execute(&db)
+                    .await
+            }
+            .await;
+            if let Err(error) = result {
+                tracing::warn!(%error, "deleting old runs failed");
+            }
+        });
+    }
+}
+
+/// Waits until `run_id`'s new events are stored (or `max` passes).
+async fn wait_for_stored(stored: &mut broadcast::Receiver<Arc<str>>, run_id: &str, max: Duration) {
+    let _ = tokio::time::timeout(max, async {
+        loop {
+            match stored.recv().await {
+                Ok(id) if &*id == run_id => return,
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => return,
+                // Cannot happen while the registry lives; the timeout ends the wait.
+                Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
+            }
+        }
+    })
+    .await;
+}
+
+/// Listens on PostgreSQL for [`EVENTS_CHANNEL`] and [`STOP_CHANNEL`] for as long as the
+/// registry lives, reconnecting after failures.
+async fn listen(inner: Weak<Inner>, url: String) {
+    use sqlx::postgres::PgListener;
+    loop {
+        if inner.strong_count() == 0 {
+            return;
+        }
+        let mut listener = match PgListener::connect(&url).await {
+            Ok(listener) => listener,
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for run notifications; polling meanwhile");
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                continue;
+            }
+        };
+        if let Err(error) = listener.listen_all([EVENTS_CHANNEL, STOP_CHANNEL]).await {
+            tracing::warn!(%error, "cannot listen for run notifications; polling meanwhile");
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            continue;
+        }
+        loop {
+            let received = listener.recv().await;
+            let Some(strong) = inner.upgrade() else {
+                return;
+            };
+            match received {
+                Ok(note) => {
+                    let runs = Runs { inner: strong };
+                    match note.channel() {
+                        EVENTS_CHANNEL => {
+                            let _ = runs.inner.stored.send(Arc::from(note.payload()));
+                        }
+                        STOP_CHANNEL => runs.cancel_by_id(note.payload()),
+                        _ => {}
+                    }
+                }
+                Err(error) => {
+                    // The next recv reconnects; readers poll meanwhile.
+                    tracing::warn!(%error, "run notifications interrupted");
+                    drop(strong);
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! Forged and replayed decisions execute nothing.
+//!
+//! `POST /api/approvals` is the only door to a side effect. A hundred decisions at once —
+//! unknown call ids, a call id of another conversation of the same owner, another owner's
+//! pending call, a call already decided and replayed, malformed bodies — run nothing: each
+//! gets a JSON error (400/404/409/422), and bookings, checkouts, idempotency keys and
+//! pending calls stay as they were. A replayed decision gets the call's stored outcome
+//! (409 `ALREADY_RESOLVED` with `outcome`), never a second execution. Edited input is
+//! validated again before anything is taken.
+
+mod support;
+
+use futures::future::join_all;
+use serde_json::{json, Value};
+use support::{spawn_app, Reply, TestApp};
+
+const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
+const BOOK: &str = "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00";
+
+/// A restaurant conversation of `client` paused on its createBooking confirmation.
+async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, String) {
+    let search = app.post(client, "/api/chat", json!({"text": SEARCH})).await;
+    assert_eq!(search.status_of_run().as_deref(), Some("completed"));
+    let conversation = search.conversation_id();
+    let booking = app
+        .post(
+            client,
+            "/api/chat",
+            json!({"conversationId": conversation, "text": BOOK}),
+        )
+        .await;
+    assert_eq!(
+        booking.status_of_run().as_deref(),
+        Some("awaiting-approval"),
+        "{:#?}",
+        booking.events
+    );
+    let call = booking.call_id("createBooking");
+    assert!(!call.is_empty());
+    (conversation, call)
+}
+
+async fn decide(
+    app: &TestApp,
+    client: &reqwest::Client,
+    conversation: &str,
+    call: &str,
+    approved: bool,
+) -> Reply {
+    app.post(
+        client,
+        "/api/approvals",
+        json!({"conversationId": conversation, "toolCallId": call, "approved": approved}),
+    )
+    .await
+}
+
+/// The call's part as its owner's conversation stores it.
+async fn stored_part(app: &TestApp, conversation: &str, call: &str) -> Value {
+    let (status, body) = app
+        .get_json(&format!("/api/conversations/{conversation}"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .find(|p| p["id"] == call)
+        .unwrap_or(Value::Null)
+}
+
+/// Row counts that any execution would change.
+async fn counts(app: &TestApp) -> [i64; 4] {
+    [
+        app.count("SELECT COUNT(*) FROM bookings").await,
+        app.count("SELECT COUNT(*) FROM checkouts").await,
+        app.count("SELECT COUNT(*) FROM idempotency_keys").await,
+        app.count("SELECT COUNT(*) FROM pending_calls").await,
+    ]
+}
+
+/// One forged or replayed decision: who sends it, its body, and what it must get.
+struct Forgery {
+    stranger: bool,
+    body: Body,
+    expect: u16,
+}
+
+enum Body {
+    Json(Value),
+    Raw(&'static str),
+}
+
+async fn send(app: &TestApp, client: &reqwest::Client, body: &Body) -> Reply {
+    let request = client.post(app.url("/api/approvals"));
+    let request = match body {
+        Body::Json(value) => request.json(value),
+        Body::Raw(text) => request
+            .header("content-type", "application/json")
+            .body(*text),
+    };
+    support::read_reply(request.send().await.unwrap()).await
+}
+
+#[tokio::test]
+async fn a_hundred_forged_or_replayed_decisions_execute_nothing() {
+    let app = spawn_app().await;
+    let a = app.client.clone();
+    let b = support::new_client();
+
+    // Owner A: one call decided (approved once: exactly one booking), one still pending,
+    // and a weather conversation that knows neither call.
+    let (decided, decided_call) = pending_booking(&app, &a).await;
+    let first = decide(&app, &a, &decided, &decided_call, true).await;
+    assert_eq!(first.status, 200);
+    let receipt = first.of_type("tool-output-available");
+    assert_eq!(receipt.len(), 1, "{:#?}", first.events);
+    let booking_id = receipt[0]["output"]["bookingId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (pending, pending_call) = pending_booking(&app, &a).await;
+    let weather = app
+        .post(&a, "/api/chat", json!({"text": "Thời tiết Huế hôm nay?"}))
+        .await;
+    assert_eq!(weather.status_of_run().as_deref(), Some("completed"));
+    let weather = weather.conversation_id();
+    // The offline model numbers calls per conversation, so A's two booking calls share an
+    // id; the weather conversation must not know it, or the forgery below would be real.
+    assert_eq!(
+        stored_part(&app, &weather, &pending_call).await,
+        Value::Null
+    );
+    // Owner B: a call pending for B.
+    let (theirs, theirs_call) = pending_booking(&app, &b).await;
+
+    let stored = stored_part(&app, &decided, &decided_call).await;
+    assert_eq!(stored["state"], "output-available");
+    // The outcome is the tool part itself; in a message it is also tagged as a part.
+    let mut stored_outcome = stored.clone();
+    stored_outcome.as_object_mut().unwrap().remove("type");
+    let before = counts(&app).await;
+    assert_eq!(before[0], 1, "one booking");
+    assert_eq!(before[3], 2, "two pending calls");
+
+    let bad_edit = json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 25,
+        "startsAt": "2026-11-30T19:00:00+07:00"});
+    let kinds = |i: usize| -> Forgery {
+        let forged = |conversation: &str, call: &str| {
+            Body::Json(json!({"conversationId": conversation, "toolCallId": call,
+                "approved": i.is_multiple_of(2)}))
+        };
+        let (stranger, body, expect) = match i % 17 {
+            // Call ids nobody has, in A's own conversations.
+            0 => (false, forged(&pending, &format!("call_forged_{i}")), 404),
+            1 => (false, forged(&decided, "call_9_9"), 404),
+            // A conversation that does not exist.
+            2 => (false, forged("conv_nope", &pending_call), 404),
+            // A's pending call, sent with another conversation of A's.
+            3 => (false, forged(&weather, &pending_call), 404),
+            // B's pending call, sent by A.
+            4 => (false, forged(&theirs, &theirs_call), 404),
+            // A's calls, sent by B.
+            5 => (true, forged(&pending, &pending_call), 404),
+            6 => (true, forged(&decided, &decided_call), 404),
+            // A's decided call, replayed by A (approve, decline, edit): the stored outcome.
+            7 | 8 => (false, forged(&decided, &decided_call), 409),
+            9 => (
+                false,
+                Body::Json(
+                    json!({"conversationId": decided, "toolCallId": decided_call,
+                    "approved": true, "editedInput": {"restaurantId": "hn-cha-ca-thang-long",
+                    "partySize": 2, "startsAt": "2026-11-30T20:00:00+07:00"}}),
+                ),
+                409,
+            ),
+            // Malformed bodies aimed at the call that is really pending.
+            10 => (
+                false,
+                Body::Json(
+                    json!({"conversationId": pending, "toolCallId": pending_call,
+                    "approved": "yes"}),
+                ),
+                422,
+            ),
+            11 => (
+                false,
+                Body::Json(json!({"conversationId": pending, "toolCallId": pending_call})),
+                422,
+            ),
+            12 => (
+                false,
+                Body::Json(
+                    json!({"conversationId": pending, "toolCallId": pending_call,
+                    "approved": true, "owner": "own_x"}),
+                ),
+                422,
+            ),
+            13 => (
+                false,
+                Body::Json(
+                    json!({"conversationId": pending, "toolCallId": [pending_call],
+                    "approved": true}),
+                ),
+                422,
+            ),
+            14 => (
+                false,
+                Body::Json(
+                    json!({"conversationId": pending, "toolCallId": pending_call,
+                    "approved": true, "editedInput": "book 25 people"}),
+                ),
+                422,
+            ),
+            15 => (
+                false,
+                Body::Json(
+                    json!({"conversationId": pending, "toolCallId": pending_call,
+                    "approved": true, "editedInput": bad_edit}),
+                ),
+                422,
+            ),
+            // Not JSON at all: 400, the one status outside 404/409/422.
+            _ => (false, Body::Raw("{\"conversationId\": "), 400),
+        };
+        Forgery {
+            stranger,
+            body,
+            expect,
+        }
+    };
+    let forgeries: Vec<Forgery> = (0..100).map(kinds).collect();
+    let replies = join_all(forgeries.iter().map(|forgery| {
+        let client = if forgery.stranger { &b } else { &a };
+        send(&app, client, &forgery.body)
+    }))
+    .await;
+
+    for (index, (forgery, reply)) in forgeries.iter().zip(&replies).enumerate() {
+        assert_eq!(
+            reply.status, forgery.expect,
+            "forgery {index}: {:?} {:?}",
+            reply.body, reply.events
+        );
+        assert!(
+            reply.content_type.starts_with("application/json"),
+            "forgery {index}: {}",
+            reply.content_type
+        );
+        assert!(reply.events.is_empty(), "forgery {index} streamed a run");
+        let code = reply.body["error"]["code"].as_str().unwrap_or_default();
+        assert!(!code.is_empty(), "forgery {index}: {}", reply.body);
+        assert!(reply.body["error"]["message"].is_string(), "{}", reply.body);
+        match reply.status {
+            404 => {
+                assert_eq!(code, "NOT_FOUND");
+                assert!(reply.body.get("outcome").is_none(), "{}", reply.body);
+            }
+            409 => {
+                assert_eq!(code, "ALREADY_RESOLVED");
+                // The stored outcome, as the conversation has it: the one booking.
+                assert_eq!(reply.body["outcome"], stored_outcome, "{}", reply.body);
+                assert_eq!(reply.body["outcome"]["state"], "output-available");
+                assert_eq!(
+                    reply.body["outcome"]["output"]["bookingId"],
+                    json!(booking_id)
+                );
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(counts(&app).await, before, "nothing executed");
+    assert_eq!(
+        stored_part(&app, &pending, &pending_call).await["state"],
+        "approval-requested"
+    );
+    assert_eq!(stored_part(&app, &decided, &decided_call).await, stored);
+
+    // The pending calls are still their owners' to decide, and run once each.
+    let approved = decide(&app, &a, &pending, &pending_call, true).await;
+    assert_eq!(approved.status, 200);
+    assert_eq!(
+        approved.of_type("tool-output-available").len(),
+        1,
+        "{:#?}",
+        approved.events
+    );
+    let theirs_approved = decide(&app, &b, &theirs, &theirs_call, true).await;
+    assert_eq!(theirs_approved.of_type("tool-output-available").len(), 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 3);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+}
+
+#[tokio::test]
+async fn a_replayed_decision_returns_the_stored_outcome_and_runs_nothing() {
+    let app = spawn_app().await;
+    let a = app.client.clone();
+
+    // Approved, then replayed: approve again, decline, approve with an edit.
+    let (approved, approved_call) = pending_booking(&app, &a).await;
+    let first = decide(&app, &a, &approved, &approved_call, true).await;
+    let output = first.of_type("tool-output-available")[0]["output"].clone();
+    let keys = app.count("SELECT COUNT(*) FROM idempotency_keys").await;
+    for body in [
+        json!({"conversationId": approved, "toolCallId": approved_call, "approved": true}),
+        json!({"conversationId": approved, "toolCallId": approved_call, "approved": false}),
+        json!({"conversationId": approved, "toolCallId": approved_call, "approved": true,
+            "editedInput": {"restaurantId": "hn-cha-ca-thang-long", "partySize": 6,
+            "startsAt": "2026-11-30T20:00:00+07:00"}}),
+    ] {
+        let replay = app.post(&a, "/api/approvals", body).await;
+        assert_eq!(replay.status, 409, "{}", replay.body);
+        assert_eq!(replay.body["error"]["code"], "ALREADY_RESOLVED");
+        assert_eq!(replay.body["outcome"]["state"], "output-available");
+        assert_eq!(
+            replay.body["outcome"]["output"], output,
+            "the stored result"
+        );
+        assert_eq!(
+            replay.body["outcome"]["input"]["partySize"], 4,
+            "not the edit"
+        );
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM idempotency_keys").await,
+        keys
+    );
+
+    // Declined, then replayed as an approval: still declined, nothing booked.
+    let (declined, declined_call) = pending_booking(&app, &a).await;
+    let no = decide(&app, &a, &declined, &declined_call, false).await;
+    assert_eq!(no.of_type("tool-output-denied").len(), 1);
+    let replay = decide(&app, &a, &declined, &declined_call, true).await;
+    assert_eq!(replay.status, 409);
+    assert_eq!(replay.body["outcome"]["state"], "output-denied");
+    assert!(replay.body["outcome"].get("output").is_none());
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+
+    // A call id no message of the conversation knows is not "already decided": 404.
+    let unknown = decide(&app, &a, &declined, "call_never_made", true).await;
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.body["error"]["code"], "NOT_FOUND");
+    assert!(unknown.body.get("outcome").is_none());
+}
+
+#[tokio::test]
+async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() {
+    let app = spawn_app().await;
+    let a = app.client.clone();
+    let (conversation, call) = pending_booking(&app, &a).await;
+    let edit = |input: Value| {
+        json!({"conversationId": conversation, "toolCallId": call, "approved": true,
+            "editedInput": input})
+    };
+    let invalid = [
+        // Too many people for the schema.
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 25,
+            "startsAt": "2026-11-30T19:00:00+07:00"}),
+        // In the past (the test clock is 29 November 2026, 10:00 in Việt Nam).
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+            "startsAt": "2026-11-28T19:00:00+07:00"}),
+        // Outside the opening hours (the precheck against data).
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+            "startsAt": "2026-11-30T23:30:00+07:00"}),
+        // A restaurant that does not exist.
+        json!({"restaurantId": "hn-nowhere", "partySize": 4,
+            "startsAt": "2026-11-30T19:00:00+07:00"}),
+        // A field the tool does not have.
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+            "startsAt": "2026-11-30T19:00:00+07:00", "ownerId": "own_someone"}),
+        // A missing field.
+        json!({"restaurantId": "hn-cha-ca-thang-long", "startsAt": "2026-11-30T19:00:00+07:00"}),
+        // Not an object.
+        json!(["hn-cha-ca-thang-long", 4]),
+    ];
+    for input in invalid {
+        let reply = app.post(&a, "/api/approvals", edit(input.clone())).await;
+        assert_eq!(reply.status, 422, "{input}: {}", reply.body);
+        assert_eq!(reply.body["error"]["code"], "VALIDATION_ERROR", "{input}");
+        assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
+        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+        assert_eq!(
+            stored_part(&app, &conversation, &call).await["state"],
+            "approval-requested",
+            "{input}"
+        );
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM idempotency_keys").await, 0);
+
+    let good = app
+        .post(
+            &a,
+            "/api/approvals",
+            edit(
+                json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 6,
+                "startsAt": "2026-11-30T20:00:00+07:00"}),
+            ),
+        )
+        .await;
+    assert_eq!(good.status, 200);
+    let output = good.of_type("tool-output-available");
+    assert_eq!(output.len(), 1, "{:#?}", good.events);
+    assert_eq!(output[0]["output"]["partySize"], 6);
+    let (size, starts): (i64, String) =
+        sqlx::query_as("SELECT party_size, starts_at FROM bookings")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!((size, starts.as_str()), (6, "2026-11-30T20:00:00+07:00"));
+    let part = stored_part(&app, &conversation, &call).await;
+    assert_eq!(part["state"], "output-available");
+    assert_eq!(part["input"]["partySize"], 6, "the edit is what was booked");
+}

@@ -1,0 +1,504 @@
+//! The edge's limits and defences over real sockets: body size, message length, the
+//! per-owner rate limit, the Origin check, security headers and the page's CSP nonce, and
+//! the agent loop's bounds on what a model streams (argument size, bytes per run).
+
+mod support;
+
+use std::{num::NonZeroU32, sync::Arc, time::Duration};
+
+use serde_json::{json, Value};
+use server::{
+    model::{http::HttpSettings, openai_chat::OpenAiChat, SharedProvider},
+    security::{RateLimit, SecuritySettings, MAX_ARGUMENT_BYTES, MAX_RUN_BYTES},
+};
+use support::{
+    fake_provider::{spawn, FakeProvider, Script, Wire},
+    read_reply, spawn_app, spawn_app_with_provider, spawn_app_with_security, Reply, TestApp,
+};
+
+fn assert_json_error(reply: &Reply, status: u16, code: &str) {
+    assert_eq!(reply.status, status, "{:?}", reply.body);
+    assert!(
+        reply.content_type.starts_with("application/json"),
+        "{}",
+        reply.content_type
+    );
+    assert_eq!(reply.body["error"]["code"], code, "{:?}", reply.body);
+    let message = reply.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(!message.is_empty(), "{:?}", reply.body);
+}
+
+async fn stored_conversations(app: &TestApp) -> i64 {
+    app.count("SELECT COUNT(*) FROM conversations").await
+}
+
+// ---------------------------------------------------------------------------------------
+// Body size and message length
+
+#[tokio::test]
+async fn a_100_kib_body_is_refused_with_a_json_413_and_nothing_is_stored() {
+    let app = spawn_app().await;
+    let text = "a".repeat(100 * 1024);
+    let reply = app
+        .post(&app.client, "/api/chat", json!({ "text": text }))
+        .await;
+    assert_json_error(&reply, 413, "BODY_TOO_LARGE");
+    assert!(
+        reply.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("64 KiB"),
+        "{:?}",
+        reply.body
+    );
+
+    // The same body without a declared length (chunked) gets the same answer.
+    let body = json!({ "text": text }).to_string().into_bytes();
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        body.chunks(8 * 1024).map(|c| Ok(c.to_vec())).collect();
+    let response = app
+        .client
+        .post(app.url("/api/chat"))
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
+        .send()
+        .await
+        .unwrap();
+    let reply = read_reply(response).await;
+    assert_json_error(&reply, 413, "BODY_TOO_LARGE");
+
+    assert_eq!(stored_conversations(&app).await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 0);
+
+    // The server goes on serving.
+    let reply = app.chat(None, "Xin chào").await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.done);
+}
+
+#[tokio::test]
+async fn a_message_over_4000_characters_is_a_413_message_too_long() {
+    let app = spawn_app().await;
+    // 4001 characters of two bytes each: under the body limit, over the message limit.
+    let text = "ă".repeat(4001);
+    let reply = app
+        .post(&app.client, "/api/chat", json!({ "text": text }))
+        .await;
+    assert_json_error(&reply, 413, "MESSAGE_TOO_LONG");
+    assert_eq!(stored_conversations(&app).await, 0);
+
+    // Exactly 4000 is allowed.
+    let reply = app
+        .post(
+            &app.client,
+            "/api/chat",
+            json!({ "text": "ă".repeat(4000) }),
+        )
+        .await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.done);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rate limit
+
+#[tokio::test]
+async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() {
+    let app = spawn_app_with_security(SecuritySettings {
+        public_origin: None,
+        rate_limit: Some(RateLimit {
+            per_minute: NonZeroU32::new(2).unwrap(),
+            burst: NonZeroU32::new(2).unwrap(),
+        }),
+    })
+    .await;
+    let first = app.chat(None, "Xin chào").await;
+    assert_eq!(first.status, 200);
+    let conversation = first.conversation_id();
+    assert_eq!(app.chat(Some(&conversation), "Cảm ơn").await.status, 200);
+
+    let limited = app.chat(Some(&conversation), "Còn gì nữa?").await;
+    assert_json_error(&limited, 429, "RATE_LIMITED");
+    // Approvals share the budget.
+    let response = app
+        .client
+        .post(app.url("/api/approvals"))
+        .json(&json!({"conversationId": conversation, "toolCallId": "x", "approved": true}))
+        .send()
+        .await
+        .unwrap();
+    let retry_after: u64 = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("retry-after");
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    assert_json_error(&read_reply(response).await, 429, "RATE_LIMITED");
+    // Nothing of the refused message was stored.
+    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 4);
+
+    // Reading and stopping are not limited.
+    let (status, _) = app
+        .get_json(&format!("/api/conversations/{conversation}"))
+        .await;
+    assert_eq!(status, 200);
+    let stop = app
+        .post(
+            &app.client,
+            &format!("/api/chat/{conversation}/stop"),
+            json!({}),
+        )
+        .await;
+    assert_ne!(stop.status, 429);
+
+    // Another owner (another cookie jar) has a budget of its own.
+    let other = support::new_client();
+    let reply = app
+        .post(&other, "/api/chat", json!({"text": "Xin chào"}))
+        .await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.done);
+}
+
+// ---------------------------------------------------------------------------------------
+// Origin check
+
+#[tokio::test]
+async fn cross_site_posts_are_refused_and_same_origin_ones_pass() {
+    let app = spawn_app().await;
+    let send = |headers: Vec<(&'static str, String)>| {
+        let mut request = app
+            .client
+            .post(app.url("/api/chat"))
+            .json(&json!({"text": "Xin chào"}));
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        async move { read_reply(request.send().await.unwrap()).await }
+    };
+
+    let evil = send(vec![("origin", "https://evil.example".to_owned())]).await;
+    assert_json_error(&evil, 403, "CROSS_SITE_REQUEST");
+    let fetched = send(vec![("sec-fetch-site", "cross-site".to_owned())]).await;
+    assert_json_error(&fetched, 403, "CROSS_SITE_REQUEST");
+    let null = send(vec![("origin", "null".to_owned())]).await;
+    assert_json_error(&null, 403, "CROSS_SITE_REQUEST");
+    assert_eq!(stored_conversations(&app).await, 0);
+
+    // A cross-site read is not a state change: the same-origin policy keeps its answer
+    // from the other site, and nothing changes.
+    let response = app
+        .client
+        .get(app.url("/api/bookings"))
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+
+    let own = send(vec![
+        ("origin", format!("http://{}", app.addr)),
+        ("sec-fetch-site", "same-origin".to_owned()),
+    ])
+    .await;
+    assert_eq!(own.status, 200);
+    assert!(own.done);
+    // Without either header (curl, scripts): allowed.
+    assert_eq!(send(vec![]).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_configured_public_origin_is_accepted_behind_a_proxy() {
+    let app = spawn_app_with_security(SecuritySettings {
+        public_origin: Some("https://datban.example".to_owned()),
+        rate_limit: None,
+    })
+    .await;
+    let response = app
+        .client
+        .post(app.url("/api/chat"))
+        .header("origin", "https://datban.example")
+        .json(&json!({"text": "Xin chào"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let _ = response.text().await;
+    let response = app
+        .client
+        .post(app.url("/api/chat"))
+        .header("origin", "https://other.example")
+        .json(&json!({"text": "Xin chào"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+}
+
+// ---------------------------------------------------------------------------------------
+// Headers and the page's Content-Security-Policy
+
+fn assert_security_headers(headers: &reqwest::header::HeaderMap) {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(get("x-content-type-options"), "nosniff");
+    assert_eq!(get("referrer-policy"), "same-origin");
+    assert_eq!(get("x-frame-options"), "DENY");
+}
+
+/// The nonce of a policy's `script-src`.
+fn policy_nonce(policy: &str) -> String {
+    let start = policy.find("'nonce-").expect("a nonce") + "'nonce-".len();
+    let end = policy[start..].find('\'').unwrap() + start;
+    policy[start..end].to_owned()
+}
+
+async fn page(app: &TestApp, path: &str) -> (u16, String, String) {
+    let response = app.client.get(app.url(path)).send().await.unwrap();
+    assert_security_headers(response.headers());
+    let policy = response
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .expect("a page has a Content-Security-Policy")
+        .to_owned();
+    let status = response.status().as_u16();
+    (status, policy, response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn pages_have_a_csp_whose_nonce_is_on_every_inline_script() {
+    let app = spawn_app().await;
+    let (status, policy, html) = page(&app, "/").await;
+    assert_eq!(status, 200);
+    for directive in [
+        "default-src 'self'",
+        "'wasm-unsafe-eval'",
+        "style-src 'self'",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+        "object-src 'none'",
+    ] {
+        assert!(policy.contains(directive), "{directive} in {policy}");
+    }
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    let nonce = policy_nonce(&policy);
+    assert!(nonce.len() >= 16, "{nonce}");
+    let scripts: Vec<&str> = html.split("<script").skip(1).collect();
+    assert!(!scripts.is_empty(), "{html}");
+    for script in &scripts {
+        let tag = &script[..script.find('>').unwrap()];
+        assert!(
+            tag.contains(&format!("nonce=\"{nonce}\"")),
+            "script without the nonce: <script{tag}>"
+        );
+    }
+
+    // Every response has a nonce of its own.
+    let (_, again, _) = page(&app, "/").await;
+    assert_ne!(policy_nonce(&again), nonce);
+
+    // The 404 page too.
+    let (status, policy, html) = page(&app, "/khong-co-trang-nay").await;
+    assert_eq!(status, 404);
+    let nonce = policy_nonce(&policy);
+    assert!(html.contains(&format!("nonce=\"{nonce}\"")), "{html}");
+}
+
+#[tokio::test]
+async fn api_responses_and_errors_have_the_security_headers() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(app.url("/api/bookings"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_security_headers(response.headers());
+    let response = app
+        .client
+        .post(app.url("/api/chat"))
+        .header("origin", "https://evil.example")
+        .json(&json!({"text": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    assert_security_headers(response.headers());
+    let response = app.client.get(app.url("/healthz")).send().await.unwrap();
+    assert_security_headers(response.headers());
+}
+
+// ---------------------------------------------------------------------------------------
+// What a model may stream
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    })
+    .to_string()
+}
+
+fn call_piece(id: Option<&str>, name: Option<&str>, args: &str) -> Value {
+    let mut piece = json!({"index": 0, "function": {"arguments": args}});
+    if let Some(id) = id {
+        piece["id"] = json!(id);
+        piece["type"] = json!("function");
+    }
+    if let Some(name) = name {
+        piece["function"]["name"] = json!(name);
+    }
+    json!({"tool_calls": [piece]})
+}
+
+fn stream(events: Vec<String>) -> Script {
+    Script::Stream {
+        events,
+        wire: Wire::ChatCompletions,
+        cut_after: None,
+    }
+}
+
+fn text_answer(text: &str) -> Script {
+    stream(vec![
+        chunk(json!({"role": "assistant", "content": text}), None),
+        chunk(json!({}), Some("stop")),
+    ])
+}
+
+/// A model turn proposing `tool` with `args`, streamed in pieces of `piece` bytes.
+fn call_events(tool: &str, args: &str, piece: usize) -> Vec<String> {
+    let mut events = vec![
+        chunk(json!({"role": "assistant", "content": null}), None),
+        chunk(call_piece(Some("call_big"), Some(tool), ""), None),
+    ];
+    let bytes = args.as_bytes();
+    for part in bytes.chunks(piece) {
+        let part = std::str::from_utf8(part).unwrap();
+        events.push(chunk(call_piece(None, None, part), None));
+    }
+    events
+}
+
+fn provider_for(fake: &FakeProvider) -> SharedProvider {
+    let settings = HttpSettings {
+        backoff: Duration::from_millis(10),
+        ..Default::default()
+    };
+    Arc::new(OpenAiChat::new(fake.base_url("/v1"), None, "test-model", settings).unwrap())
+}
+
+#[tokio::test]
+async fn an_oversized_tool_argument_is_a_validation_error_and_nothing_runs() {
+    // A booking whose arguments are 20 KiB: over the 16 KiB limit.
+    let args = json!({
+        "restaurantId": "r_cha_ca_thang_long",
+        "partySize": 4,
+        "startsAt": "2026-11-30T19:00:00+07:00",
+        "note": "x".repeat(20 * 1024),
+    })
+    .to_string();
+    let mut events = call_events("createBooking", &args, 1024);
+    events.push(chunk(json!({}), Some("tool_calls")));
+    let fake = spawn(vec![stream(events), text_answer("Không đặt được.")]).await;
+    let app = spawn_app_with_provider(provider_for(&fake)).await;
+    let reply = app.chat(None, "Đặt bàn").await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.done);
+
+    // What was streamed to the page stopped at the limit.
+    let streamed: usize = reply
+        .of_type("tool-input-delta")
+        .iter()
+        .filter_map(|e| e["inputTextDelta"].as_str())
+        .map(str::len)
+        .sum();
+    assert!(streamed <= MAX_ARGUMENT_BYTES, "{streamed}");
+    let errors = reply.of_type("tool-input-error");
+    assert_eq!(errors.len(), 1, "{:#?}", reply.of_type("tool-input-error"));
+    assert_eq!(errors[0]["error"]["code"], "VALIDATION_ERROR");
+    let text = errors[0]["errorText"].as_str().unwrap();
+    assert!(
+        text.contains("arguments too large (limit 16 KiB)"),
+        "{text}"
+    );
+    assert!(reply.of_type("tool-input-available").is_empty());
+    assert!(reply.of_type("tool-approval-request").is_empty());
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    assert_eq!(reply.text(), "Không đặt được.");
+    assert_eq!(reply.status_of_run().as_deref(), Some("completed"));
+
+    // The model was told, and shown no 20 KiB of arguments.
+    let sent = fake.requests();
+    assert_eq!(sent.len(), 2);
+    let second = sent[1].body.to_string();
+    assert!(second.contains("arguments too large"), "{second}");
+    assert!(second.len() < 16 * 1024, "{}", second.len());
+}
+
+#[tokio::test]
+async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() {
+    // 250 KiB of text, then a call whose arguments cross the run's budget.
+    let mut events = vec![chunk(json!({"role": "assistant"}), None)];
+    for _ in 0..250 {
+        events.push(chunk(json!({"content": "a".repeat(1024)}), None));
+    }
+    let args = format!(
+        "{{\"city\":\"Hà Nội\",\"pad\":\"{}\"}}",
+        "b".repeat(12 * 1024)
+    );
+    events.extend(call_events("getWeather", &args, 1024).into_iter().skip(1));
+    events.push(chunk(json!({}), Some("tool_calls")));
+    let fake = spawn(vec![stream(events)]).await;
+    let app = spawn_app_with_provider(provider_for(&fake)).await;
+    let reply = app.chat(None, "Kể chuyện dài").await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.done, "the stream ends properly");
+
+    assert_eq!(reply.status_of_run().as_deref(), Some("error"));
+    let errors = reply.of_type("error");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0]["errorText"],
+        "The reply was too long and was stopped."
+    );
+    let text_bytes = reply.text().len();
+    let arg_bytes: usize = reply
+        .of_type("tool-input-delta")
+        .iter()
+        .filter_map(|e| e["inputTextDelta"].as_str())
+        .map(str::len)
+        .sum();
+    assert!(
+        text_bytes + arg_bytes <= MAX_RUN_BYTES,
+        "{text_bytes} + {arg_bytes}"
+    );
+    assert!(text_bytes >= 250 * 1024);
+    // The call whose arguments were cut off is marked as not run, and nothing ran.
+    let not_run = reply.of_type("tool-input-error");
+    assert_eq!(not_run.len(), 1, "{not_run:?}");
+    assert_eq!(not_run[0]["error"]["code"], "INTERRUPTED");
+    assert!(reply.of_type("tool-output-available").is_empty());
+    assert_eq!(fake.requests().len(), 1, "the run did not go on");
+
+    // The stored message says the same, and the server goes on serving.
+    let (status, body) = app
+        .get_json(&format!("/api/conversations/{}", reply.conversation_id()))
+        .await;
+    assert_eq!(status, 200);
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["status"], "error", "{last:#}");
+    let (status, _) = app.get_json("/api/bookings").await;
+    assert_eq!(status, 200);
+}

@@ -45,18 +45,9 @@ pub fn datetime_vi(at: &DateTime<FixedOffset>) -> String {
     )
 }
 
-/// Whole đồng as in vi-VN: thousands grouped with dots, then the sign: "450.000 ₫".
+/// Whole đồng as in vi-VN: "450.000 ₫" (the one formatter the server's reasons use too).
 pub fn vnd(amount: u32) -> String {
-    let digits = amount.to_string();
-    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3 + 4);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            grouped.push('.');
-        }
-        grouped.push(digit);
-    }
-    grouped.push_str(" ₫");
-    grouped
+    shared::tools::format_vnd(i64::from(amount))
 }
 
 /// Price level 1–4 as that many "₫" (clamped, so a bad value still shows something sane).

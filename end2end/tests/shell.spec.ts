@@ -1,4 +1,5 @@
 import { test, expect, type Page } from '@playwright/test';
+import { send, settled, tool } from './helpers';
 
 // Fails the test on any console error or failed request, so a missing wasm file or a
 // hydration panic cannot pass unnoticed.
@@ -56,4 +57,46 @@ test('health endpoint answers with status and version', async ({ request }) => {
   const body = await response.json();
   expect(body.status).toBe('ok');
   expect(body.version).toMatch(/^\d+\.\d+\.\d+/);
+});
+
+test('the page has a nonce CSP, and loading, hydrating and a weather chat violate nothing', async ({ page }) => {
+  const errors = collectErrors(page);
+  // Registered before any page script runs, so a blocked hydration script is seen too.
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { cspViolations: string[] }).cspViolations = seen;
+    document.addEventListener('securitypolicyviolation', (event) => {
+      seen.push(`${event.effectiveDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber}`);
+    });
+  });
+  const response = await page.goto('/');
+  const headers = response?.headers() ?? {};
+  const policy = headers['content-security-policy'] ?? '';
+  expect(policy).toContain("script-src 'self' 'nonce-");
+  expect(policy).toContain("'wasm-unsafe-eval'");
+  expect(policy).not.toContain('unsafe-inline');
+  const nonce = /'nonce-([^']+)'/.exec(policy)?.[1] ?? '';
+  expect(nonce.length).toBeGreaterThanOrEqual(16);
+  expect(headers['x-content-type-options']).toBe('nosniff');
+  expect(headers['x-frame-options']).toBe('DENY');
+  expect(headers['referrer-policy']).toBe('same-origin');
+
+  await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
+  // Every script the server rendered carries this response's nonce (browsers hide the
+  // attribute's value, the property keeps it).
+  const nonces = await page.evaluate(() =>
+    Array.from(document.querySelectorAll('script')).map((script) => script.nonce),
+  );
+  expect(nonces.length).toBeGreaterThan(0);
+  for (const value of nonces) expect(value).toBe(nonce);
+
+  await send(page, 'Thời tiết Hà Nội hôm nay thế nào?');
+  await expect(tool(page, 'getWeather', 'output-available')).toBeVisible();
+  await settled(page);
+
+  const violations = await page.evaluate(
+    () => (window as unknown as { cspViolations: string[] }).cspViolations,
+  );
+  expect(violations).toEqual([]);
+  expect(errors).toEqual([]);
 });

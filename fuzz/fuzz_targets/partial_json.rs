@@ -34,16 +34,29 @@ fuzz_target!(|data: &[u8]| {
         let one_result = one_push.push(&text[..received]);
         match (&result, &one_result) {
             (Ok(()), Ok(())) => {
-                assert_eq!(parser.value(), one_push.value(), "after {:?}", &text[..received]);
+                assert_eq!(
+                    parser.value(),
+                    one_push.value(),
+                    "after {:?}",
+                    &text[..received]
+                );
                 assert_eq!(parser.is_complete(), one_push.is_complete());
             }
             // What stays shown after an error is what earlier pushes showed, which does
             // depend on the cuts (see the parser's tests: `[0, 1e30` then `9`).
             (Err(error), Err(one_error)) => {
-                assert_eq!(error.offset, one_error.offset, "after {:?}", &text[..received]);
+                assert_eq!(
+                    error.offset,
+                    one_error.offset,
+                    "after {:?}",
+                    &text[..received]
+                );
                 assert!(!parser.is_complete());
             }
-            _ => panic!("after {:?}: {result:?} in pieces, {one_result:?} in one push", &text[..received]),
+            _ => panic!(
+                "after {:?}: {result:?} in pieces, {one_result:?} in one push",
+                &text[..received]
+            ),
         }
     }
     assert_eq!(parser.raw(), text);

@@ -136,7 +136,11 @@ pub fn check_turn(turn: &Turn, ends_every_call: bool) {
 /// Besides [`check_turn`], a body that is valid UTF-8 must decode to the same turn however
 /// it is cut into chunks (server-sent events are text; where the network splits them must
 /// not matter).
-pub fn fuzz_decoder(data: &[u8], decode: fn(reqwest::Response) -> TurnStream, ends_every_call: bool) {
+pub fn fuzz_decoder(
+    data: &[u8],
+    decode: fn(reqwest::Response) -> TurnStream,
+    ends_every_call: bool,
+) {
     let Some((&seed, body)) = data.split_first() else {
         return;
     };
@@ -145,7 +149,12 @@ pub fn fuzz_decoder(data: &[u8], decode: fn(reqwest::Response) -> TurnStream, en
     check_turn(&turn, ends_every_call);
     if chunks.len() > 1 && std::str::from_utf8(body).is_ok() {
         let whole = run(decode, &[body]);
-        assert_eq!(turn, whole, "cutting the body into {} chunks changed the turn", chunks.len());
+        assert_eq!(
+            turn,
+            whole,
+            "cutting the body into {} chunks changed the turn",
+            chunks.len()
+        );
     }
 }
 

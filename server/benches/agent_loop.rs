@@ -99,7 +99,6 @@ async fn measure(label: &str, url: &str) {
         config: AgentConfig::default(),
         clock,
         upstreams: Default::default(),
-        take: None,
     };
     // Warm up caches (validators, schemas, prepared statements, page cache).
     for _ in 0..5 {

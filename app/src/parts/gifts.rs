@@ -9,7 +9,7 @@ use shared::{
     message::{ToolPart, ToolState},
     tools::{
         CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, GiftSuggestion,
-        PrepareCheckoutInput, RelationshipType, SuggestGiftsInput, SuggestGiftsOutput,
+        PrepareCheckoutInput, SuggestGiftsInput, SuggestGiftsOutput,
     },
 };
 
@@ -37,7 +37,7 @@ pub fn render_suggestions(state: ToolState<SuggestGiftsInput, SuggestGiftsOutput
         }
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
-                "Đã bỏ qua việc tìm quà cho " {relationship_vi(input.relationship_type)} "."
+                "Đã bỏ qua việc tìm quà cho " {input.relationship_type.label_vi()} "."
             </p>
         }
         .into_any(),
@@ -100,24 +100,10 @@ pub fn render_checkout(
     }
 }
 
-/// Who the gift is for, in Vietnamese.
-fn relationship_vi(relationship: RelationshipType) -> &'static str {
-    match relationship {
-        RelationshipType::Partner => "người thương",
-        RelationshipType::Parent => "bố mẹ",
-        RelationshipType::Child => "con",
-        RelationshipType::Sibling => "anh chị em",
-        RelationshipType::Grandparent => "ông bà",
-        RelationshipType::Friend => "bạn bè",
-        RelationshipType::Colleague => "đồng nghiệp",
-        RelationshipType::Teacher => "thầy cô",
-        RelationshipType::Other => "người nhận",
-    }
-}
 
 /// The criteria in one line: "bố mẹ · làm vườn · dưới 1.000.000 ₫".
 fn criteria(input: &SuggestGiftsInput) -> String {
-    let mut pieces = vec![relationship_vi(input.relationship_type).to_owned()];
+    let mut pieces = vec![input.relationship_type.label_vi().to_owned()];
     if let Some(age) = input.age {
         pieces.push(format!("{age} tuổi"));
     }

@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use chrono::SecondsFormat;
 use serde_json::json;
 use shared::tools::{
-    CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, ErrorCode, GiftSuggestion,
+    format_vnd, CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, ErrorCode, GiftSuggestion,
     PrepareCheckoutInput, RelationshipType, SuggestGiftsInput, SuggestGiftsOutput, ToolError,
     ToolName,
 };
@@ -366,37 +366,7 @@ fn relationship_tag(relationship: RelationshipType) -> &'static str {
     }
 }
 
-/// Who the gift is for, in the Vietnamese of the reasons ("dành cho bạn bè").
-fn relationship_label(relationship: RelationshipType) -> &'static str {
-    match relationship {
-        RelationshipType::Partner => "người yêu hoặc vợ/chồng",
-        RelationshipType::Parent => "bố mẹ",
-        RelationshipType::Child => "con",
-        RelationshipType::Sibling => "anh chị em",
-        RelationshipType::Grandparent => "ông bà",
-        RelationshipType::Friend => "bạn bè",
-        RelationshipType::Colleague => "đồng nghiệp",
-        RelationshipType::Teacher => "thầy cô",
-        RelationshipType::Other => "người nhận này",
-    }
-}
 
-/// An amount of đồng as Vietnamese write it: "50.000 ₫", "1.250.000 ₫".
-pub fn format_vnd(amount: i64) -> String {
-    let digits = amount.unsigned_abs().to_string();
-    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3 + 4);
-    if amount < 0 {
-        grouped.push('-');
-    }
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            grouped.push('.');
-        }
-        grouped.push(digit);
-    }
-    grouped.push_str(" ₫");
-    grouped
-}
 
 /// One row of the catalogue.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -550,7 +520,7 @@ fn no_results_reason(
 ) -> String {
     let mut asked = format!(
         "Không có món quà nào dành cho {}",
-        relationship_label(input.relationship_type)
+        input.relationship_type.label_vi()
     );
     if let Some(age) = input.age {
         asked.push_str(&format!(" ({age} tuổi)"));
@@ -622,7 +592,7 @@ fn no_results_reason(
             } else {
                 "Vẫn"
             },
-            relationship_label(input.relationship_type)
+            input.relationship_type.label_vi()
         )
     } else if let Some((count, _, _)) =
         price_span(&candidates(catalogue, input, wanted, without_age))

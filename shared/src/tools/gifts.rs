@@ -40,6 +40,42 @@ pub enum RelationshipType {
     Other,
 }
 
+impl RelationshipType {
+    /// Who the gift is for, in the Vietnamese of the UI and of empty-result reasons
+    /// ("dành cho bạn bè").
+    pub const fn label_vi(self) -> &'static str {
+        match self {
+            RelationshipType::Partner => "người yêu hoặc vợ/chồng",
+            RelationshipType::Parent => "bố mẹ",
+            RelationshipType::Child => "con",
+            RelationshipType::Sibling => "anh chị em",
+            RelationshipType::Grandparent => "ông bà",
+            RelationshipType::Friend => "bạn bè",
+            RelationshipType::Colleague => "đồng nghiệp",
+            RelationshipType::Teacher => "thầy cô",
+            RelationshipType::Other => "người nhận này",
+        }
+    }
+}
+
+/// An amount of đồng as Vietnamese write it: thousands grouped with dots, then the sign
+/// ("50.000 ₫", "1.250.000 ₫"); used by the server's reasons and the browser's cards alike.
+pub fn format_vnd(amount: i64) -> String {
+    let digits = amount.unsigned_abs().to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3 + 5);
+    if amount < 0 {
+        grouped.push('-');
+    }
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            grouped.push('.');
+        }
+        grouped.push(digit);
+    }
+    grouped.push_str(" ₫");
+    grouped
+}
+
 /// Arguments of `suggest_gifts`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

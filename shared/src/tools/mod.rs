@@ -17,7 +17,7 @@ mod weather;
 
 pub use booking::{BookingStatus, CreateBooking, CreateBookingInput, CreateBookingOutput};
 pub use gifts::{
-    CheckoutDraft, CheckoutSession, CreateCheckoutSession, CreateCheckoutSessionInput,
+    format_vnd, CheckoutDraft, CheckoutSession, CreateCheckoutSession, CreateCheckoutSessionInput,
     GiftSuggestion, PrepareCheckout, PrepareCheckoutInput, RelationshipType, SuggestGifts,
     SuggestGiftsInput, SuggestGiftsOutput, MAX_VND,
 };

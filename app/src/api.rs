@@ -26,6 +26,21 @@ pub fn conversation_url(id: &str) -> String {
     format!("/api/conversations/{}", encode_component(id))
 }
 
+/// The response header naming the run a reply stream belongs to.
+pub const RUN_ID_HEADER: &str = "x-datban-run-id";
+
+/// `GET /api/chat/{id}/stream?after=N[&run=…]`: the events of the conversation's reply
+/// being written after the first `after` (of run `run_id`, when known: another run answers
+/// 204, like no run).
+pub fn stream_url(id: &str, after: u64, run_id: Option<&str>) -> String {
+    let mut url = format!("/api/chat/{}/stream?after={after}", encode_component(id));
+    if let Some(run_id) = run_id {
+        url.push_str("&run=");
+        url.push_str(&encode_component(run_id));
+    }
+    url
+}
+
 /// Body of `POST /api/chat`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -67,6 +82,23 @@ pub struct Conversation {
     /// Its messages, oldest first.
     #[serde(default)]
     pub messages: Vec<Message>,
+    /// Present when the last message is a reply still being written.
+    #[serde(default)]
+    pub running: Option<RunningReply>,
+}
+
+/// A reply still being written when the conversation was read, and how much of it the
+/// stored copy holds: the page asks for the events after `after` and folds them in.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunningReply {
+    /// The assistant message.
+    pub message_id: String,
+    /// The run writing it, when the server found one.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// How many of the run's events the stored copy holds.
+    pub after: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -176,6 +208,28 @@ mod tests {
             conversation.messages[1].parts[0],
             MessagePart::StepStart
         ));
+    }
+
+    #[test]
+    fn a_reply_being_written_says_where_to_pick_it_up() {
+        let body = json!({"id": "c3", "messages": [], "running":
+            {"messageId": "m1", "runId": "run_1", "after": 12}});
+        let conversation: Conversation = serde_json::from_value(body).unwrap();
+        assert_eq!(
+            conversation.running,
+            Some(RunningReply {
+                message_id: "m1".into(),
+                run_id: Some("run_1".into()),
+                after: 12
+            })
+        );
+        let idle: Conversation = serde_json::from_value(json!({"id": "c4"})).unwrap();
+        assert_eq!(idle.running, None);
+        assert_eq!(
+            stream_url("c/1", 12, Some("run_1")),
+            "/api/chat/c%2F1/stream?after=12&run=run_1"
+        );
+        assert_eq!(stream_url("c1", 0, None), "/api/chat/c1/stream?after=0");
     }
 
     #[test]

@@ -51,75 +51,165 @@ pub enum StreamEnd {
     Cancelled,
 }
 
-/// `POST`s `body` as JSON to `url` and hands each event of the answer's event stream to
-/// `on_event` as soon as its chunk arrives. Malformed events are logged and skipped.
+/// A reply stream whose answer has arrived; its body is read with [`EventStream::read`].
+pub struct EventStream {
+    response: Response,
+    /// The run the stream belongs to, as the server named it (`x-datban-run-id`).
+    pub run_id: Option<String>,
+}
+
+/// `POST`s `body` as JSON to `url` and waits for the head of the answer's event stream.
+/// `Ok(None)`: the server answered `204 No Content` (nothing to stream).
 pub async fn post_event_stream(
     url: &str,
     body: &impl Serialize,
-    mut on_event: impl FnMut(AgentEvent) -> ControlFlow<()>,
-) -> Result<StreamEnd, ClientError> {
+) -> Result<Option<EventStream>, ClientError> {
     let body = serde_json::to_string(body).map_err(|_| ClientError::local(BROWSER_ERROR))?;
-    let response = fetch("POST", url, Some(&body), "text/event-stream").await?;
-    let stream = response
-        .body()
-        .ok_or_else(|| ClientError::local(INTERRUPTED))?;
-    let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-    let mut decoder = SseDecoder::new();
+    open_event_stream(fetch("POST", url, Some(&body), "text/event-stream").await?)
+}
 
-    loop {
-        let result = JsFuture::from(reader.read())
-            .await
-            .map_err(|_| ClientError::local(INTERRUPTED))?;
-        let result: ReadableStreamReadResult = result.unchecked_into();
-        if result.get_done().unwrap_or(false) {
-            break;
+/// `GET`s the event stream at `url`; `Ok(None)` when the server answered `204 No Content`
+/// (no reply is being written).
+pub async fn get_event_stream(url: &str) -> Result<Option<EventStream>, ClientError> {
+    open_event_stream(fetch("GET", url, None, "text/event-stream").await?)
+}
+
+fn open_event_stream(response: Response) -> Result<Option<EventStream>, ClientError> {
+    if response.status() == 204 {
+        return Ok(None);
+    }
+    let run_id = response
+        .headers()
+        .get(api::RUN_ID_HEADER)
+        .ok()
+        .flatten()
+        .filter(|id| !id.is_empty());
+    Ok(Some(EventStream { response, run_id }))
+}
+
+impl EventStream {
+    /// Hands each item of the stream to `on_item` as soon as its chunk arrives: the event,
+    /// or `None` for data that is not one (logged and skipped, but still one of the run's
+    /// events for a caller that counts them).
+    pub async fn read(
+        self,
+        mut on_item: impl FnMut(Option<AgentEvent>) -> ControlFlow<()>,
+    ) -> Result<StreamEnd, ClientError> {
+        let stream = self
+            .response
+            .body()
+            .ok_or_else(|| ClientError::local(INTERRUPTED))?;
+        let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+        let mut decoder = SseDecoder::new();
+
+        loop {
+            let result = JsFuture::from(reader.read())
+                .await
+                .map_err(|_| ClientError::local(INTERRUPTED))?;
+            let result: ReadableStreamReadResult = result.unchecked_into();
+            if result.get_done().unwrap_or(false) {
+                break;
+            }
+            let Ok(bytes) = result.get_value().dyn_into::<Uint8Array>() else {
+                continue;
+            };
+            let items = decoder.push(&bytes.to_vec());
+            match deliver(items, &mut on_item) {
+                Some(StreamEnd::Done) => {
+                    finish_reading(&reader).await;
+                    return Ok(StreamEnd::Done);
+                }
+                Some(end) => {
+                    // Stop reading; the server sees the connection go once the body is
+                    // dropped.
+                    let _ = reader.cancel();
+                    return Ok(end);
+                }
+                None => {}
+            }
+            if decoder.is_done() {
+                finish_reading(&reader).await;
+                return Ok(StreamEnd::Done);
+            }
         }
-        let Ok(bytes) = result.get_value().dyn_into::<Uint8Array>() else {
-            continue;
-        };
-        let items = decoder.push(&bytes.to_vec());
-        if let Some(end) = deliver(items, &mut on_event) {
-            // Stop reading; the server sees the connection go once the body is dropped.
-            let _ = reader.cancel();
+        let items = decoder.finish();
+        if let Some(end) = deliver(items, &mut on_item) {
             return Ok(end);
         }
-        if decoder.is_done() {
-            let _ = reader.cancel();
-            return Ok(StreamEnd::Done);
+        Ok(if decoder.is_done() {
+            StreamEnd::Done
+        } else {
+            StreamEnd::Eof
+        })
+    }
+}
+
+/// After `[DONE]`: waits (briefly) for the body's end, which the server sends with it, so
+/// the request completes instead of being aborted (browsers report an aborted request as a
+/// failure). Cancels the body if more comes, or if it does not end within a second.
+async fn finish_reading(reader: &ReadableStreamDefaultReader) {
+    let timer = js_sys::Promise::new(&mut |resolve, _reject| {
+        let scheduled = web_sys::window().is_some_and(|window| {
+            window
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 1000)
+                .is_ok()
+        });
+        if !scheduled {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
         }
+    });
+    let first = js_sys::Promise::race(&js_sys::Array::of2(&reader.read(), &timer));
+    let ended = match JsFuture::from(first).await {
+        // The timer resolves with `undefined`; a read with a result object.
+        Ok(value) if value.is_object() => {
+            let result: ReadableStreamReadResult = value.unchecked_into();
+            result.get_done().unwrap_or(false)
+        }
+        _ => false,
+    };
+    if !ended {
+        let _ = reader.cancel();
     }
-    let items = decoder.finish();
-    if let Some(end) = deliver(items, &mut on_event) {
-        return Ok(end);
-    }
-    Ok(if decoder.is_done() {
-        StreamEnd::Done
-    } else {
-        StreamEnd::Eof
-    })
 }
 
 /// Hands items to the caller; `Some` when the stream should stop here.
 fn deliver(
     items: Vec<SseItem>,
-    on_event: &mut impl FnMut(AgentEvent) -> ControlFlow<()>,
+    on_item: &mut impl FnMut(Option<AgentEvent>) -> ControlFlow<()>,
 ) -> Option<StreamEnd> {
     for item in items {
-        match item {
-            SseItem::Event(event) => {
-                if on_event(event).is_break() {
-                    return Some(StreamEnd::Cancelled);
-                }
-            }
+        let flow = match item {
+            SseItem::Event(event) => on_item(Some(event)),
             SseItem::Done => return Some(StreamEnd::Done),
             SseItem::Malformed { data, error } => {
                 leptos::logging::warn!(
                     "datban: skipped a malformed stream event ({error}): {data}"
                 );
+                on_item(None)
             }
+        };
+        if flow.is_break() {
+            return Some(StreamEnd::Cancelled);
         }
     }
     None
+}
+
+/// Waits `ms` milliseconds (a browser timer).
+pub async fn sleep_ms(ms: u32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let delay = i32::try_from(ms).unwrap_or(i32::MAX);
+        let scheduled = web_sys::window().is_some_and(|window| {
+            window
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, delay)
+                .is_ok()
+        });
+        if !scheduled {
+            // No timer to wait on: go on at once rather than never.
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
 }
 
 /// `POST`s an empty JSON object to `url`, for commands whose answer does not matter.

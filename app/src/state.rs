@@ -348,49 +348,148 @@ impl ChatState {
         });
     }
 
-    /// Posts `body` and folds the answer's events into the message they belong to.
+    /// Posts `body` and folds the answer's events into the message they belong to. A
+    /// stream cut before the run said how it ended is picked up again (see `reattach`).
     async fn stream(
         self,
         url: &str,
         body: &impl serde::Serialize,
         generation: u64,
     ) -> Result<(), StreamFailure> {
-        use std::ops::ControlFlow;
-
-        let mut target: Option<ArcRwSignal<Message>> = None;
-        let end = crate::client::post_event_stream(url, body, |event| {
-            if !self.current(generation) {
-                return ControlFlow::Break(());
-            }
-            self.apply(&mut target, &event);
-            ControlFlow::Continue(())
-        })
-        .await;
-        match end {
-            Ok(crate::client::StreamEnd::Done | crate::client::StreamEnd::Cancelled) => Ok(()),
-            Ok(crate::client::StreamEnd::Eof) => {
-                // Cut off before `[DONE]`: fine if the run had already said how it ended.
-                let finished = target
-                    .as_ref()
-                    .and_then(|message| message.try_with_untracked(|m| m.status))
-                    .flatten()
-                    .is_some();
-                if finished {
-                    Ok(())
-                } else {
-                    Err(StreamFailure::Interrupted(
-                        "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại."
-                            .to_owned(),
-                    ))
-                }
-            }
-            // Refused (or unreachable) before any event: nothing of it was accepted.
-            Err(error) if target.is_none() => Err(StreamFailure::Rejected {
+        // Refused (or unreachable) before the answer: nothing of it was accepted.
+        let opened = crate::client::post_event_stream(url, body)
+            .await
+            .map_err(|error| StreamFailure::Rejected {
                 message: error.message,
                 status: error.status,
-            }),
-            Err(error) => Err(StreamFailure::Interrupted(error.message)),
+            })?;
+        let Some(stream) = opened else {
+            return Ok(());
+        };
+        let mut follow = Follow {
+            target: None,
+            applied: 0,
+            run_id: stream.run_id.clone(),
+        };
+        let end = self.read_into(stream, &mut follow, generation).await;
+        match end {
+            Ok(crate::client::StreamEnd::Done | crate::client::StreamEnd::Cancelled) => Ok(()),
+            // Cut off before `[DONE]`: fine if the run had already said how it ended.
+            _ if follow.finished() => Ok(()),
+            // The run goes on without us (the server does not stop it): follow it again.
+            _ => self.reattach(follow, generation).await,
         }
+    }
+
+    /// Reads a run's stream into `follow`: each event is folded into the message it is for
+    /// and counted (an unreadable one too: it is one of the run's events all the same).
+    async fn read_into(
+        self,
+        stream: crate::client::EventStream,
+        follow: &mut Follow,
+        generation: u64,
+    ) -> Result<crate::client::StreamEnd, crate::client::ClientError> {
+        use std::ops::ControlFlow;
+
+        stream
+            .read(|item| {
+                if !self.current(generation) {
+                    return ControlFlow::Break(());
+                }
+                follow.applied += 1;
+                if let Some(event) = item {
+                    self.apply(&mut follow.target, &event);
+                }
+                ControlFlow::Continue(())
+            })
+            .await
+    }
+
+    /// Picks up the conversation's reply being written after the first `follow.applied`
+    /// events of its run (`GET /api/chat/{id}/stream?after=…`) and folds the rest in, trying
+    /// again a few times while the connection is down. The reducer appends text, so exactly
+    /// the missing events are asked for: never one twice. When no run is going any more
+    /// (204), the stored conversation says how the reply ended.
+    async fn reattach(self, mut follow: Follow, generation: u64) -> Result<(), StreamFailure> {
+        let Some(conversation_id) = self.conversation_id.get_untracked() else {
+            return Err(StreamFailure::Interrupted(INTERRUPTED.to_owned()));
+        };
+        for delay in REATTACH_DELAYS_MS {
+            if delay > 0 {
+                crate::client::sleep_ms(delay).await;
+            }
+            if !self.current(generation) {
+                return Ok(());
+            }
+            let url =
+                crate::api::stream_url(&conversation_id, follow.applied, follow.run_id.as_deref());
+            match crate::client::get_event_stream(&url).await {
+                Ok(None) => {
+                    self.refresh(generation).await;
+                    return Ok(());
+                }
+                Ok(Some(stream)) => {
+                    if follow.run_id.is_none() {
+                        follow.run_id = stream.run_id.clone();
+                    }
+                    let end = self.read_into(stream, &mut follow, generation).await;
+                    match end {
+                        Ok(crate::client::StreamEnd::Cancelled) => return Ok(()),
+                        _ if follow.finished() => return Ok(()),
+                        // Over without saying how (its server went away): ask the store.
+                        Ok(crate::client::StreamEnd::Done) => {
+                            self.refresh(generation).await;
+                            return Ok(());
+                        }
+                        // Cut again: the next attempt asks for what is still missing.
+                        _ => {}
+                    }
+                }
+                Err(error) if error.status.is_some_and(|status| status < 500) => {
+                    return Err(StreamFailure::Interrupted(error.message));
+                }
+                // Unreachable or failing for now: try again.
+                Err(_) => {}
+            }
+        }
+        Err(StreamFailure::Interrupted(INTERRUPTED.to_owned()))
+    }
+
+    /// After loading a conversation whose last reply is still being written: shows it
+    /// growing from the stored copy on (the "Dừng" button stops it as usual).
+    fn follow_running(self, running: crate::api::RunningReply, generation: u64) {
+        let target = self.entries.with_untracked(|entries| {
+            entries
+                .iter()
+                .find(|entry| {
+                    entry
+                        .message
+                        .with_untracked(|m| m.id == running.message_id && m.status.is_none())
+                })
+                .map(|entry| entry.message.clone())
+        });
+        let Some(target) = target else {
+            return;
+        };
+        self.streaming.set(true);
+        leptos::task::spawn_local(async move {
+            let follow = Follow {
+                target: Some(target),
+                applied: running.after,
+                run_id: running.run_id,
+            };
+            let outcome = self.reattach(follow, generation).await;
+            if !self.current(generation) {
+                return;
+            }
+            if let Err(
+                StreamFailure::Interrupted(message) | StreamFailure::Rejected { message, .. },
+            ) = outcome
+            {
+                self.error.set(Some(message));
+            }
+            self.streaming.set(false);
+        });
     }
 
     /// Folds one event into the message it is for: `start` names it (an existing message
@@ -493,6 +592,10 @@ impl ChatState {
                         crate::client::replace_url(&conversation_path(&conversation.id));
                     }
                     self.conversation_id.set(Some(conversation.id));
+                    // Reloaded while the reply was being written: pick it up.
+                    if let Some(running) = conversation.running {
+                        self.follow_running(running, generation);
+                    }
                 }
                 Err(error) => {
                     if error.status == Some(404) {
@@ -510,6 +613,37 @@ impl ChatState {
         });
     }
 }
+
+/// What a page that lost a reply's stream knows about the run writing it.
+#[cfg(feature = "hydrate")]
+struct Follow {
+    /// The message the run writes, once known (its `start` names it).
+    target: Option<ArcRwSignal<Message>>,
+    /// How many of the run's events the message holds.
+    applied: u64,
+    /// The run, as the server named it; asking for it by name means another run's events
+    /// are never folded into this message.
+    run_id: Option<String>,
+}
+
+#[cfg(feature = "hydrate")]
+impl Follow {
+    /// Whether the run already said how it ended.
+    fn finished(&self) -> bool {
+        self.target
+            .as_ref()
+            .and_then(|message| message.try_with_untracked(|m| m.status))
+            .flatten()
+            .is_some()
+    }
+}
+
+/// Pauses before each attempt to pick a lost stream up again, in milliseconds.
+#[cfg(feature = "hydrate")]
+const REATTACH_DELAYS_MS: [u32; 5] = [0, 500, 1000, 2000, 4000];
+
+#[cfg(feature = "hydrate")]
+const INTERRUPTED: &str = "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại.";
 
 #[cfg(feature = "hydrate")]
 enum StreamFailure {

@@ -342,11 +342,7 @@ async fn drive(
     work: tokio::task::JoinHandle<()>,
 ) {
     let finished = CancellationToken::new();
-    let storing = tokio::spawn(store_loop(
-        runs.clone(),
-        Arc::clone(&run),
-        finished.clone(),
-    ));
+    let storing = tokio::spawn(store_loop(runs.clone(), Arc::clone(&run), finished.clone()));
     // Ends when the agent drops its sender: when it returns, or if it panics.
     while let Some(event) = events.recv().await {
         run.push(&event);
@@ -385,8 +381,7 @@ async fn store_loop(runs: Runs, run: Arc<ActiveRun>, finished: CancellationToken
         if last || !batch.is_empty() || last_write.elapsed() >= HEARTBEAT_EVERY {
             // The final write is retried a little: followers elsewhere wait for it.
             for attempt in 1..=3 {
-                match write_batch(db, &runs.inner.node, &run, from, &batch, last, postgres).await
-                {
+                match write_batch(db, &runs.inner.node, &run, from, &batch, last, postgres).await {
                     Ok(stop) => {
                         run.mark_stored(from + batch.len());
                         last_write = Instant::now();
@@ -410,7 +405,9 @@ async fn store_loop(runs: Runs, run: Arc<ActiveRun>, finished: CancellationToken
             match stop_requested(db, &run.id).await {
                 Ok(true) => run.token.cancel(),
                 Ok(false) => {}
-                Err(error) => tracing::warn!(%error, run = %run.id, "reading a stop request failed"),
+                Err(error) => {
+                    tracing::warn!(%error, run = %run.id, "reading a stop request failed")
+                }
             }
         }
         if last {
@@ -646,16 +643,8 @@ impl Runs {
             started: false,
         };
         let run = &reservation.run;
-        if let Err(error) = write_batch(
-            &self.inner.db,
-            &self.inner.node,
-            run,
-            0,
-            &[],
-            false,
-            false,
-        )
-        .await
+        if let Err(error) =
+            write_batch(&self.inner.db, &self.inner.node, run, 0, &[], false, false).await
         {
             // The run still works here; other processes just cannot see it.
             tracing::warn!(%error, run = %run.id, "storing a new run failed");

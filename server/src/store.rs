@@ -362,13 +362,15 @@ pub async fn save_run_message(
     message: &Message,
     run_seq: u64,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE messages SET body = $1, run_seq = $2 WHERE conversation_id = $3 AND id = $4")
-        .bind(encode(message))
-        .bind(i64::try_from(run_seq).unwrap_or(i64::MAX))
-        .bind(conversation_id)
-        .bind(&message.id)
-        .execute(db)
-        .await?;
+    sqlx::query(
+        "UPDATE messages SET body = $1, run_seq = $2 WHERE conversation_id = $3 AND id = $4",
+    )
+    .bind(encode(message))
+    .bind(i64::try_from(run_seq).unwrap_or(i64::MAX))
+    .bind(conversation_id)
+    .bind(&message.id)
+    .execute(db)
+    .await?;
     Ok(())
 }
 

@@ -3,64 +3,8 @@
 
 mod support;
 
-use std::{sync::Arc, time::Duration};
-
 use serde_json::{json, Value};
-use server::model::{http::HttpSettings, openai_chat::OpenAiChat, SharedProvider};
-use support::fake_provider::{spawn, FakeProvider, Script, Wire};
-
-fn provider_for(fake: &FakeProvider) -> SharedProvider {
-    let settings = HttpSettings {
-        connect_timeout: Duration::from_secs(2),
-        read_timeout: Duration::from_secs(5),
-        max_retries: 0,
-        backoff: Duration::from_millis(1),
-    };
-    Arc::new(
-        OpenAiChat::new(
-            fake.base_url("/v1"),
-            Some("sk-test".to_owned()),
-            "gpt-test".to_owned(),
-            settings,
-        )
-        .unwrap(),
-    )
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
-    })
-    .to_string()
-}
-
-fn text_answer(text: &str) -> Script {
-    Script::Stream {
-        events: vec![
-            chunk(json!({"role": "assistant", "content": text}), None),
-            chunk(json!({}), Some("stop")),
-        ],
-        wire: Wire::ChatCompletions,
-        cut_after: None,
-    }
-}
-
-fn call(id: &str, name: &str, arguments: &str) -> Script {
-    Script::Stream {
-        events: vec![
-            chunk(json!({"role": "assistant", "content": null}), None),
-            chunk(
-                json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
-                    "function": {"name": name, "arguments": arguments}}]}),
-                None,
-            ),
-            chunk(json!({}), Some("tool_calls")),
-        ],
-        wire: Wire::ChatCompletions,
-        cut_after: None,
-    }
-}
+use support::fake_provider::{chat_call, chat_text, openai_chat, spawn};
 
 fn offered_tools(body: &Value) -> Vec<String> {
     body["tools"]
@@ -83,8 +27,8 @@ fn system_prompt(body: &Value) -> String {
 
 #[tokio::test]
 async fn each_assistant_offers_only_its_own_tools_and_prompt() {
-    let fake = spawn(vec![text_answer("Xin chào.")]).await;
-    let app = support::spawn_app_with_provider(provider_for(&fake)).await;
+    let fake = spawn(vec![chat_text("Xin chào.")]).await;
+    let app = support::spawn_app_with_provider(openai_chat(&fake)).await;
     let cases = [
         (
             None,
@@ -138,11 +82,11 @@ async fn each_assistant_offers_only_its_own_tools_and_prompt() {
 async fn another_assistants_tool_is_unknown_and_never_runs() {
     let booking = r#"{"restaurantId":"hn-quan-an-ngon","partySize":2,"startsAt":"2099-12-24T19:00:00+07:00"}"#;
     let fake = spawn(vec![
-        call("call_1", "createBooking", booking),
-        text_answer("Tôi chỉ báo giá giao hàng."),
+        chat_call("call_1", "createBooking", booking),
+        chat_text("Tôi chỉ báo giá giao hàng."),
     ])
     .await;
-    let app = support::spawn_app_with_provider(provider_for(&fake)).await;
+    let app = support::spawn_app_with_provider(openai_chat(&fake)).await;
     let reply = app
         .post(
             &app.client,
@@ -164,8 +108,8 @@ async fn another_assistants_tool_is_unknown_and_never_runs() {
 
 #[tokio::test]
 async fn the_assistant_is_fixed_when_the_conversation_is_created() {
-    let fake = spawn(vec![text_answer("Được.")]).await;
-    let app = support::spawn_app_with_provider(provider_for(&fake)).await;
+    let fake = spawn(vec![chat_text("Được.")]).await;
+    let app = support::spawn_app_with_provider(openai_chat(&fake)).await;
     let first = app
         .post(
             &app.client,
@@ -197,8 +141,8 @@ async fn the_assistant_is_fixed_when_the_conversation_is_created() {
 
 #[tokio::test]
 async fn an_unknown_assistant_is_a_clear_error_and_creates_nothing() {
-    let fake = spawn(vec![text_answer("?")]).await;
-    let app = support::spawn_app_with_provider(provider_for(&fake)).await;
+    let fake = spawn(vec![chat_text("?")]).await;
+    let app = support::spawn_app_with_provider(openai_chat(&fake)).await;
     for bad in [json!("weather"), json!(""), json!(3)] {
         let reply = app
             .post(

@@ -152,19 +152,39 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() {
     let _ = decision.await;
 
     let after_kill = state_of(&app, &conversation, &call).await;
-    assert!(!assert_whole(&after_kill), "the kill came before the commit");
+    assert!(
+        !assert_whole(&after_kill),
+        "the kill came before the commit"
+    );
 
     // A new process; once the dead decision's leases end, the person can decide again,
     // and the booking happens exactly once.
     let server = start_server(&app.db_url, &[]).await;
     expire_leases(&app).await;
-    let reply = post(&client, &server.base, "/api/approvals", approval(&conversation, &call)).await;
+    let reply = post(
+        &client,
+        &server.base,
+        "/api/approvals",
+        approval(&conversation, &call),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{:?}", reply.body);
-    assert_eq!(reply.of_type("tool-output-available").len(), 1, "{:#?}", reply.events);
+    assert_eq!(
+        reply.of_type("tool-output-available").len(),
+        1,
+        "{:#?}",
+        reply.events
+    );
     assert!(assert_whole(&state_of(&app, &conversation, &call).await));
 
     // Deciding again changes nothing.
-    let again = post(&client, &server.base, "/api/approvals", approval(&conversation, &call)).await;
+    let again = post(
+        &client,
+        &server.base,
+        "/api/approvals",
+        approval(&conversation, &call),
+    )
+    .await;
     assert_eq!(again.status, 409, "{:?}", again.body);
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
 }
@@ -189,8 +209,13 @@ async fn kills_at_random_moments_never_leave_a_half_state() {
         if !booked {
             let server = start_server(&app.db_url, &[]).await;
             expire_leases(&app).await;
-            let reply =
-                post(&client, &server.base, "/api/approvals", approval(&conversation, &call)).await;
+            let reply = post(
+                &client,
+                &server.base,
+                "/api/approvals",
+                approval(&conversation, &call),
+            )
+            .await;
             assert_eq!(reply.status, 200, "after {delay_ms} ms: {:?}", reply.body);
         }
         assert!(

@@ -17,11 +17,10 @@ use std::{
 
 use serde_json::{json, Value};
 use server::model::{
-    http::HttpSettings, offline::OfflineModel, openai_chat::OpenAiChat, ModelProvider,
-    ModelRequest, SharedProvider, TurnStream,
+    offline::OfflineModel, ModelProvider, ModelRequest, SharedProvider, TurnStream,
 };
 use support::{
-    fake_provider::{spawn, FakeProvider, Script, Wire},
+    fake_provider::{chat_call, chat_text, openai_chat, spawn, FakeProvider},
     Reply, TestApp,
 };
 
@@ -50,59 +49,6 @@ impl ModelProvider for Switch {
 
 fn offline() -> SharedProvider {
     Arc::new(OfflineModel::new(Duration::ZERO).with_now(support::local_now()))
-}
-
-fn openai(fake: &FakeProvider) -> SharedProvider {
-    let settings = HttpSettings {
-        connect_timeout: Duration::from_secs(2),
-        read_timeout: Duration::from_secs(5),
-        max_retries: 0,
-        backoff: Duration::from_millis(1),
-    };
-    Arc::new(
-        OpenAiChat::new(
-            fake.base_url("/v1"),
-            Some("sk-test".to_owned()),
-            "gpt-test".to_owned(),
-            settings,
-        )
-        .unwrap(),
-    )
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
-    })
-    .to_string()
-}
-
-fn text_answer(text: &str) -> Script {
-    Script::Stream {
-        events: vec![
-            chunk(json!({"role": "assistant", "content": text}), None),
-            chunk(json!({}), Some("stop")),
-        ],
-        wire: Wire::ChatCompletions,
-        cut_after: None,
-    }
-}
-
-fn call(id: &str, name: &str, arguments: &Value) -> Script {
-    Script::Stream {
-        events: vec![
-            chunk(json!({"role": "assistant", "content": null}), None),
-            chunk(
-                json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
-                    "function": {"name": name, "arguments": arguments.to_string()}}]}),
-                None,
-            ),
-            chunk(json!({}), Some("tool_calls")),
-        ],
-        wire: Wire::ChatCompletions,
-        cut_after: None,
-    }
 }
 
 /// The owner's confirmed booking, made through the real flow: its id.
@@ -161,17 +107,17 @@ fn planted_review(reply: &Reply) -> String {
 /// owner's booking; after the decision it says what happened.
 async fn compromised_model(booking_id: &str) -> FakeProvider {
     spawn(vec![
-        call(
+        chat_call(
             "call_search",
             "searchRestaurants",
-            &json!({"city": "Hà Nội", "cuisine": "bún đậu"}),
+            &json!({"city": "Hà Nội", "cuisine": "bún đậu"}).to_string(),
         ),
-        call(
+        chat_call(
             "call_cancel",
             "cancelBooking",
-            &json!({"bookingId": booking_id}),
+            &json!({"bookingId": booking_id}).to_string(),
         ),
-        text_answer("Xong."),
+        chat_text("Xong."),
     ])
     .await
 }
@@ -280,7 +226,7 @@ async fn an_injected_cancellation_waits_for_the_owner_and_runs_only_when_approve
     let app = support::spawn_app_with_provider(switch.clone()).await;
     let booking_id = confirmed_booking(&app).await;
     let fake = compromised_model(&booking_id).await;
-    switch.set(openai(&fake));
+    switch.set(openai_chat(&fake));
 
     let conversation = proposal_waits_for_the_owner(&app, &fake, &booking_id).await;
 
@@ -304,7 +250,7 @@ async fn an_injected_cancellation_declined_leaves_the_booking_confirmed() {
     let app = support::spawn_app_with_provider(switch.clone()).await;
     let booking_id = confirmed_booking(&app).await;
     let fake = compromised_model(&booking_id).await;
-    switch.set(openai(&fake));
+    switch.set(openai_chat(&fake));
 
     let conversation = proposal_waits_for_the_owner(&app, &fake, &booking_id).await;
 

@@ -15,11 +15,10 @@ use std::{
 
 use serde_json::{json, Value};
 use server::model::{
-    http::HttpSettings, offline::OfflineModel, openai_chat::OpenAiChat, ModelProvider,
-    ModelRequest, SharedProvider, TurnStream,
+    offline::OfflineModel, ModelProvider, ModelRequest, SharedProvider, TurnStream,
 };
 use support::{
-    fake_provider::{spawn, FakeProvider, Script, Wire},
+    fake_provider::{chat_call, chat_text, openai_chat, spawn},
     Reply, TestApp,
 };
 
@@ -49,63 +48,10 @@ fn offline(token_delay: Duration) -> SharedProvider {
     Arc::new(OfflineModel::new(token_delay).with_now(support::local_now()))
 }
 
-fn openai(fake: &FakeProvider) -> SharedProvider {
-    let settings = HttpSettings {
-        connect_timeout: Duration::from_secs(2),
-        read_timeout: Duration::from_secs(5),
-        max_retries: 0,
-        backoff: Duration::from_millis(1),
-    };
-    Arc::new(
-        OpenAiChat::new(
-            fake.base_url("/v1"),
-            Some("sk-test".to_owned()),
-            "gpt-test".to_owned(),
-            settings,
-        )
-        .unwrap(),
-    )
-}
-
 async fn switchable_app() -> (TestApp, Arc<Switch>) {
     let switch = Arc::new(Switch(Mutex::new(offline(Duration::ZERO))));
     let app = support::spawn_app_with_provider(switch.clone()).await;
     (app, switch)
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
-    })
-    .to_string()
-}
-
-fn text_answer(text: &str) -> Script {
-    Script::Stream {
-        events: vec![
-            chunk(json!({"role": "assistant", "content": text}), None),
-            chunk(json!({}), Some("stop")),
-        ],
-        wire: Wire::ChatCompletions,
-        cut_after: None,
-    }
-}
-
-fn call(id: &str, name: &str, arguments: &Value) -> Script {
-    Script::Stream {
-        events: vec![
-            chunk(json!({"role": "assistant", "content": null}), None),
-            chunk(
-                json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
-                    "function": {"name": name, "arguments": arguments.to_string()}}]}),
-                None,
-            ),
-            chunk(json!({}), Some("tool_calls")),
-        ],
-        wire: Wire::ChatCompletions,
-        cut_after: None,
-    }
 }
 
 async fn chat(app: &TestApp, client: &reqwest::Client, body: Value) -> Reply {
@@ -405,26 +351,27 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
     // From here on the model is a fake that proposes A's ids in B's conversations (and, to
     // compare, an id nobody has).
     let fake = spawn(vec![
-        call(
+        chat_call(
             "call_b1",
             "cancelBooking",
-            &json!({"bookingId": booking_id}),
+            &json!({"bookingId": booking_id}).to_string(),
         ),
-        call(
+        chat_call(
             "call_b2",
             "cancelBooking",
-            &json!({"bookingId": "BK-00000000"}),
+            &json!({"bookingId": "BK-00000000"}).to_string(),
         ),
-        text_answer("Tôi không tìm thấy đặt chỗ đó của bạn."),
-        call(
+        chat_text("Tôi không tìm thấy đặt chỗ đó của bạn."),
+        chat_call(
             "call_b3",
             "create_checkout_session",
-            &json!({"draft_id": draft_id, "idempotency_key": format!("checkout-{draft_id}")}),
+            &json!({"draft_id": draft_id, "idempotency_key": format!("checkout-{draft_id}")})
+                .to_string(),
         ),
-        text_answer("Tôi không tìm thấy đơn nháp đó."),
+        chat_text("Tôi không tìm thấy đơn nháp đó."),
     ])
     .await;
-    switch.set(openai(&fake));
+    switch.set(openai_chat(&fake));
 
     let reply = chat(
         &app,

@@ -150,7 +150,10 @@ fn assert_whole(reply: &Reply) {
     assert!(reply.content_type.starts_with("text/event-stream"));
     assert_eq!(reply.stream_header.as_deref(), Some("v1"));
     assert!(reply.done, "must end with [DONE]");
-    assert_eq!(reply.events.first().map(|e| &e["type"]), Some(&json!("start")));
+    assert_eq!(
+        reply.events.first().map(|e| &e["type"]),
+        Some(&json!("start"))
+    );
     assert_eq!(
         reply.events.last().map(|e| &e["type"]),
         Some(&json!("finish"))
@@ -187,7 +190,11 @@ async fn stored_events(app: &TestApp, run_id: &str) -> Vec<Value> {
             .await
             .unwrap();
     for (index, (seq, _)) in rows.iter().enumerate() {
-        assert_eq!(*seq, index as i64 + 1, "event numbers are 1, 2, … once each");
+        assert_eq!(
+            *seq,
+            index as i64 + 1,
+            "event numbers are 1, 2, … once each"
+        );
     }
     rows.into_iter()
         .map(|(_, event)| serde_json::from_str(&event).unwrap())
@@ -244,7 +251,10 @@ async fn the_stored_copy_and_the_rest_of_the_run_make_the_whole_reply() {
     let (stored, running) = loop {
         let body = stored_conversation(&app, &conversation).await;
         let running = body["running"].clone();
-        assert!(!running.is_null(), "the reply is still being written: {body}");
+        assert!(
+            !running.is_null(),
+            "the reply is still being written: {body}"
+        );
         if running["after"].as_u64().unwrap() > 0 {
             break (last_message(&body), running);
         }
@@ -443,7 +453,11 @@ async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() {
         .unwrap()
         .unwrap();
     assert!(done);
-    assert_eq!(status_of(&events).as_deref(), Some("stopped"), "{events:#?}");
+    assert_eq!(
+        status_of(&events).as_deref(),
+        Some("stopped"),
+        "{events:#?}"
+    );
     let errors: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "tool-output-error")
@@ -538,7 +552,11 @@ async fn another_process_replays_follows_and_stops_a_run() {
         .await
         .expect("the run on process one stopped");
     assert!(done);
-    assert_eq!(status_of(&events).as_deref(), Some("stopped"), "{events:#?}");
+    assert_eq!(
+        status_of(&events).as_deref(),
+        Some("stopped"),
+        "{events:#?}"
+    );
     assert!(events.iter().filter(|e| e["type"] == "start-step").count() < 6);
     let followed = tokio::time::timeout(Duration::from_secs(10), follower)
         .await

@@ -1,8 +1,10 @@
 //! The Playwright suite against freshly started servers, each with its own empty database.
 //!
-//! Two passes: every test but the `@provider` ones against the built-in offline model, then
-//! the `@provider` tests against a server whose model is `end2end/fake-openai.mjs`, a fake
-//! OpenAI-compatible provider on a real socket (`DATBAN_PROVIDER=openai`).
+//! Three passes: every test but the `@provider` and `@slow` ones against the built-in
+//! offline model; the `@slow` tests against an offline model that streams slowly, so a test
+//! can reload the page or press stop while a reply is being written; then the `@provider`
+//! tests against a server whose model is `end2end/fake-openai.mjs`, a fake OpenAI-compatible
+//! provider on a real socket (`DATBAN_PROVIDER=openai`).
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -32,6 +34,13 @@ const FAKE_PROVIDER_KEY: &str = "fake-key";
 
 /// The Playwright tag of the tests that need the fake provider.
 const PROVIDER_TAG: &str = "@provider";
+
+/// The Playwright tag of the tests that act while a reply is being written.
+const SLOW_TAG: &str = "@slow";
+
+/// The offline model's pause per streamed piece in the `@slow` pass: a two-city weather
+/// reply then takes a few seconds, longer than a page reload.
+const SLOW_TOKEN_DELAY_MS: &str = "40";
 
 /// Kills the server however the test run ends, so no orphan keeps the port.
 struct RunningServer {
@@ -73,14 +82,16 @@ impl Drop for FakeProvider {
     }
 }
 
-/// Runs both Playwright passes against `server`, each with a server of its own.
+/// Runs the three Playwright passes against `server`, each with a server of its own.
 pub fn run_playwright(ws: &Workspace, server: &Path) -> Result<(), Failure> {
     offline_pass(ws, server)?;
+    cmd::step("Playwright @slow tests: the offline model streams slowly (reload, stop)");
+    slow_pass(ws, server)?;
     cmd::step("Playwright @provider tests: the server talks to a fake OpenAI provider");
     provider_pass(ws, server)
 }
 
-/// Every test except the `@provider` ones, with the built-in offline model.
+/// Every test except the `@provider` and `@slow` ones, with the built-in offline model.
 fn offline_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
     let running = start_server(
         ws,
@@ -92,7 +103,22 @@ fn offline_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
             ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "2"),
         ],
     )?;
-    playwright(ws, &running, &["--grep-invert", PROVIDER_TAG], &[])
+    let other_passes = format!("{PROVIDER_TAG}|{SLOW_TAG}");
+    playwright(ws, &running, &["--grep-invert", &other_passes], &[])
+}
+
+/// The `@slow` tests, with an offline model slow enough to act mid-reply.
+fn slow_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
+    let running = start_server(
+        ws,
+        server,
+        "slow",
+        &[
+            ("DATBAN_PROVIDER", "offline"),
+            ("DATBAN_OFFLINE_TOKEN_DELAY_MS", SLOW_TOKEN_DELAY_MS),
+        ],
+    )?;
+    playwright(ws, &running, &["--grep", SLOW_TAG], &[])
 }
 
 /// The `@provider` tests, with the server's model behind `end2end/fake-openai.mjs`.

@@ -100,7 +100,6 @@ pub fn render_checkout(
     }
 }
 
-
 /// The criteria in one line: "bố mẹ · làm vườn · dưới 1.000.000 ₫".
 fn criteria(input: &SuggestGiftsInput) -> String {
     let mut pieces = vec![input.relationship_type.label_vi().to_owned()];

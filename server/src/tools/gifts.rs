@@ -10,9 +10,9 @@ use std::cmp::Reverse;
 use chrono::SecondsFormat;
 use serde_json::json;
 use shared::tools::{
-    format_vnd, CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, ErrorCode, GiftSuggestion,
-    PrepareCheckoutInput, RelationshipType, SuggestGiftsInput, SuggestGiftsOutput, ToolError,
-    ToolName,
+    format_vnd, CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, ErrorCode,
+    GiftSuggestion, PrepareCheckoutInput, RelationshipType, SuggestGiftsInput, SuggestGiftsOutput,
+    ToolError, ToolName,
 };
 
 use super::{city::words, ExecError, ToolContext};
@@ -365,8 +365,6 @@ fn relationship_tag(relationship: RelationshipType) -> &'static str {
         RelationshipType::Other => "other",
     }
 }
-
-
 
 /// One row of the catalogue.
 #[derive(Debug, Clone, sqlx::FromRow)]

@@ -189,3 +189,67 @@ pub async fn spawn(scripts: Vec<Script>) -> FakeProvider {
         handle,
     }
 }
+
+/// An OpenAI Chat Completions adapter pointed at the fake, without retries, so scripted
+/// answers are consumed one per model turn.
+pub fn openai_chat(fake: &FakeProvider) -> server::model::SharedProvider {
+    let settings = server::model::http::HttpSettings {
+        connect_timeout: std::time::Duration::from_secs(2),
+        read_timeout: std::time::Duration::from_secs(5),
+        max_retries: 0,
+        backoff: std::time::Duration::from_millis(1),
+    };
+    Arc::new(
+        server::model::openai_chat::OpenAiChat::new(
+            fake.base_url("/v1"),
+            Some("sk-test".to_owned()),
+            "gpt-test".to_owned(),
+            settings,
+        )
+        .unwrap(),
+    )
+}
+
+/// One Chat Completions stream chunk with this delta.
+pub fn chat_chunk(delta: Value, finish: Option<&str>) -> String {
+    serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
+    })
+    .to_string()
+}
+
+/// A model turn that only says `text`.
+pub fn chat_text(text: &str) -> Script {
+    Script::Stream {
+        events: vec![
+            chat_chunk(
+                serde_json::json!({"role": "assistant", "content": text}),
+                None,
+            ),
+            chat_chunk(serde_json::json!({}), Some("stop")),
+        ],
+        wire: Wire::ChatCompletions,
+        cut_after: None,
+    }
+}
+
+/// A model turn that calls one tool with these argument text.
+pub fn chat_call(id: &str, name: &str, arguments: &str) -> Script {
+    Script::Stream {
+        events: vec![
+            chat_chunk(
+                serde_json::json!({"role": "assistant", "content": null}),
+                None,
+            ),
+            chat_chunk(
+                serde_json::json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                    "function": {"name": name, "arguments": arguments}}]}),
+                None,
+            ),
+            chat_chunk(serde_json::json!({}), Some("tool_calls")),
+        ],
+        wire: Wire::ChatCompletions,
+        cut_after: None,
+    }
+}

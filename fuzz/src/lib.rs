@@ -157,24 +157,3 @@ pub fn fuzz_decoder(
         );
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pieces_cover_the_input_in_order() {
-        let data: Vec<u8> = (0..=255).collect();
-        for seed in 0..=255u8 {
-            let cut = pieces(&data, seed, 4096);
-            assert_eq!(cut.concat(), data);
-            assert!(cut.iter().all(|p| !p.is_empty()));
-            assert!(pieces(&data, seed, 3).len() <= 3);
-        }
-        assert_eq!(pieces(&data, 0, 10).len(), 1);
-        let text = "Phở bò 😀 chả cá";
-        for seed in 0..=255u8 {
-            assert_eq!(text_pieces(text, seed, 8).concat(), text);
-        }
-    }
-}

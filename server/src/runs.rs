@@ -889,3 +889,123 @@ async fn listen(inner: Weak<Inner>, url: String) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+
+    fn delta(n: usize) -> AgentEvent {
+        AgentEvent::TextDelta {
+            id: "t".into(),
+            delta: n.to_string(),
+        }
+    }
+
+    fn numbers(events: &[Arc<str>]) -> Vec<usize> {
+        events
+            .iter()
+            .map(|data| {
+                let event: AgentEvent = serde_json::from_str(data).unwrap();
+                match event {
+                    AgentEvent::TextDelta { delta, .. } => delta.parse().unwrap(),
+                    other => panic!("unexpected {other:?}"),
+                }
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn subscribers_get_every_event_once_in_order_even_when_they_fall_behind() {
+        let run = Arc::new(ActiveRun::new("conv", "owner"));
+        for n in 0..10 {
+            run.push(&delta(n));
+        }
+        let all = run.subscribe(0);
+        let late = run.subscribe(4);
+        let ahead = run.subscribe(12);
+        // More than the live channel holds: unread subscribers lag and read the log.
+        let total = LIVE_CAPACITY + 50;
+        for n in 10..total {
+            run.push(&delta(n));
+        }
+        run.close();
+        let all: Vec<Arc<str>> = all.collect().await;
+        assert_eq!(numbers(&all), (0..total).collect::<Vec<_>>());
+        let late: Vec<Arc<str>> = late.collect().await;
+        assert_eq!(numbers(&late), (4..total).collect::<Vec<_>>());
+        let ahead: Vec<Arc<str>> = ahead.collect().await;
+        assert_eq!(numbers(&ahead), (12..total).collect::<Vec<_>>());
+        // After the end: the log only, then the stream ends.
+        let after_end: Vec<Arc<str>> = run.subscribe(total as u64 - 2).collect().await;
+        assert_eq!(numbers(&after_end), vec![total - 2, total - 1]);
+    }
+
+    #[tokio::test]
+    async fn live_events_follow_the_snapshot_without_a_gap() {
+        let run = Arc::new(ActiveRun::new("conv", "owner"));
+        run.push(&delta(0));
+        let mut stream = run.subscribe(0);
+        assert_eq!(numbers(&[stream.next().await.unwrap()]), vec![0]);
+        let writer = {
+            let run = Arc::clone(&run);
+            tokio::spawn(async move {
+                for n in 1..200 {
+                    run.push(&delta(n));
+                    tokio::task::yield_now().await;
+                }
+                run.close();
+            })
+        };
+        let rest: Vec<Arc<str>> = stream.collect().await;
+        writer.await.unwrap();
+        assert_eq!(numbers(&rest), (1..200).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn one_run_per_conversation_and_a_bounded_number_per_owner() {
+        let (pool, _db) = crate::db::test_pool().await;
+        let at = timestamp(now());
+        for id in ["c1", "c2", "c3"] {
+            sqlx::query(
+                "INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) \
+                 VALUES ($1, 'o', 'restaurant', $2, $2)",
+            )
+            .bind(id)
+            .bind(&at)
+            .execute(&pool)
+            .await
+            .unwrap();
+        }
+        let runs = Runs::new(pool);
+        runs.set_max_per_owner(2);
+        let first = runs.reserve("o", "c1", None).await.unwrap();
+        assert_eq!(
+            runs.reserve("o", "c1", None).await.err(),
+            Some(ReserveError::Busy)
+        );
+        let second = runs.reserve("o", "c2", None).await.unwrap();
+        assert_eq!(
+            runs.reserve("o", "c3", None).await.err(),
+            Some(ReserveError::TooMany { max: 2 })
+        );
+        assert!(runs.has_room("o").await.is_err());
+        assert!(runs.has_room("someone else").await.is_ok());
+        // A waiting reservation gets the place once it is given back.
+        let waiting = {
+            let runs = runs.clone();
+            tokio::spawn(async move {
+                runs.reserve("o", "c1", Some(Duration::from_secs(5)))
+                    .await
+                    .map(|r| r.run().id().to_owned())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let first_id = first.run().id().to_owned();
+        drop(first);
+        let next = waiting.await.unwrap().unwrap();
+        assert_ne!(next, first_id);
+        drop(second);
+        assert!(runs.has_room("o").await.is_ok());
+    }
+}

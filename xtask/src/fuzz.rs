@@ -93,9 +93,11 @@ pub fn run_one(ws: &Workspace, target: &str, seconds: u64) -> Result<(), Failure
 /// its full panic message.
 pub fn reproduce(ws: &Workspace, target: &str, input: &Path) -> Result<(), Failure> {
     check_target(target)?;
+    // cargo-fuzz runs from the workspace root, not from where the path was typed.
+    let input = fs::canonicalize(input).map_err(|e| io_error("find", input, e))?;
     let fuzz = Fuzz::prepare(ws)?;
     cmd::step(&format!("fuzz target {target} on {}", input.display()));
-    cmd::run(fuzz.cargo_fuzz("run").arg(target).arg(input))
+    cmd::run(fuzz.cargo_fuzz("run").arg(target).arg(&input))
 }
 
 /// `cargo xtask fuzz [<target> [<seconds> | <input file>]]`: no target runs every target

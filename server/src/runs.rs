@@ -16,7 +16,7 @@ use std::{
     future::Future,
     pin::Pin,
     sync::{
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
         Arc, Mutex, MutexGuard, OnceLock, Weak,
     },
     time::{Duration, Instant},
@@ -56,6 +56,8 @@ const HEARTBEAT_EVERY: Duration = Duration::from_secs(3);
 const POLL_EVERY: Duration = Duration::from_millis(100);
 /// The same with notifications (PostgreSQL): only a safety net for a lost connection.
 const NOTIFIED_POLL_EVERY: Duration = Duration::from_secs(1);
+/// How long the end of a run waits for its last events to be stored.
+const FINAL_STORE_WAIT: Duration = Duration::from_secs(10);
 /// How long the rows of a finished (or dead) run are kept, so slow followers can finish.
 const KEEP_FINISHED: Duration = Duration::from_secs(600);
 /// How often old rows are deleted, at most.
@@ -98,6 +100,10 @@ struct Inner {
     active: Mutex<HashMap<String, Arc<ActiveRun>>>,
     /// Woken whenever a run leaves `active`, for requests waiting for their conversation.
     freed: Notify,
+    /// Wakes the storer at once (a run ended).
+    wake_storer: Arc<Notify>,
+    /// Set once the storer task is started.
+    storer: OnceLock<()>,
     /// Ids of runs whose new events were stored by some process (from `LISTEN`).
     stored: broadcast::Sender<Arc<str>>,
     /// Set once the PostgreSQL listener task is started.
@@ -157,6 +163,12 @@ pub struct ActiveRun {
     owner_id: String,
     token: CancellationToken,
     log: Mutex<Log>,
+    /// Set when the agent is done: the storer then writes the rest with "done".
+    ending: AtomicBool,
+    /// Told once the storer wrote the rest.
+    stored_done: Notify,
+    /// When the storer last wrote this run's row (its heartbeat).
+    last_write: Mutex<Instant>,
 }
 
 struct Log {
@@ -181,6 +193,9 @@ impl ActiveRun {
                 stored: 0,
                 live: Some(live),
             }),
+            ending: AtomicBool::new(false),
+            stored_done: Notify::new(),
+            last_write: Mutex::new(Instant::now()),
         }
     }
 
@@ -333,16 +348,14 @@ impl Drop for Reservation {
     }
 }
 
-/// Moves a run's events from the agent to the log until the agent is done, then stores
-/// the rest and gives the place back.
+/// Moves a run's events from the agent to the log until the agent is done, then waits
+/// until the rest is stored and gives the place back.
 async fn drive(
     runs: Runs,
     run: Arc<ActiveRun>,
     mut events: mpsc::UnboundedReceiver<AgentEvent>,
     work: tokio::task::JoinHandle<()>,
 ) {
-    let finished = CancellationToken::new();
-    let storing = tokio::spawn(store_loop(runs.clone(), Arc::clone(&run), finished.clone()));
     // Ends when the agent drops its sender: when it returns, or if it panics.
     while let Some(event) = events.recv().await {
         run.push(&event);
@@ -350,131 +363,161 @@ async fn drive(
     if let Err(error) = work.await {
         tracing::error!(%error, run = %run.id, "a run ended abnormally");
     }
-    finished.cancel();
-    if let Err(error) = storing.await {
-        tracing::error!(%error, run = %run.id, "storing a run's events ended abnormally");
+    run.ending.store(true, Ordering::Release);
+    runs.inner.wake_storer.notify_one();
+    // Followers on other processes need the last events and the "done"; a database that
+    // stays unusable must not keep the conversation busy, though (its row goes stale).
+    if tokio::time::timeout(FINAL_STORE_WAIT, run.stored_done.notified())
+        .await
+        .is_err()
+    {
+        tracing::warn!(run = %run.id, "the end of a run could not be stored in time");
     }
     // The place first, then the streams: a client that saw the end may send at once.
     runs.release(&run);
 }
 
-/// Stores new events every [`FLUSH_EVERY`] with a heartbeat, and the rest when the run is
-/// over; reads stop requests from other processes.
-async fn store_loop(runs: Runs, run: Arc<ActiveRun>, finished: CancellationToken) {
-    let db = &runs.inner.db;
-    let postgres = runs.is_postgres();
-    let poll_every = if postgres {
-        NOTIFIED_POLL_EVERY
-    } else {
-        POLL_EVERY
-    };
+/// What the storer writes for one run.
+struct Batch {
+    run: Arc<ActiveRun>,
+    /// Events already stored before this batch.
+    from: usize,
+    events: Vec<Arc<str>>,
+    /// The run is over: this is its last batch, stored with status "done".
+    done: bool,
+}
+
+/// The process's one writer of runs: every [`FLUSH_EVERY`] (and at once when a run ends)
+/// it stores the new events of all its runs with their heartbeats in one transaction, and
+/// reads stop requests from other processes. One writer, so a busy process adds one short
+/// write transaction per tick, however many replies it is writing.
+async fn store_all(inner: Weak<Inner>, wake: Arc<Notify>) {
     let mut tick = tokio::time::interval(FLUSH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut last_write = Instant::now();
     let mut last_poll = Instant::now();
     loop {
-        let last = tokio::select! {
-            _ = tick.tick() => false,
-            () = finished.cancelled() => true,
+        // Not holding the registry while waiting, so it can go (and this task with it).
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = wake.notified() => {}
+        }
+        let Some(strong) = inner.upgrade() else {
+            return;
         };
-        let (from, batch) = run.unstored();
-        if last || !batch.is_empty() || last_write.elapsed() >= HEARTBEAT_EVERY {
-            // The final write is retried a little: followers elsewhere wait for it.
-            for attempt in 1..=3 {
-                match write_batch(db, &runs.inner.node, &run, from, &batch, last, postgres).await {
-                    Ok(stop) => {
-                        run.mark_stored(from + batch.len());
-                        last_write = Instant::now();
-                        last_poll = last_write;
-                        if stop {
-                            run.token.cancel();
+        let runs = Runs { inner: strong };
+        let active: Vec<Arc<ActiveRun>> = runs.active().values().cloned().collect();
+        let batches: Vec<Batch> = active
+            .iter()
+            .filter_map(|run| {
+                let done = run.ending.load(Ordering::Acquire);
+                let (from, events) = run.unstored();
+                let beat_due = lock(&run.last_write).elapsed() >= HEARTBEAT_EVERY;
+                (done || beat_due || !events.is_empty()).then(|| Batch {
+                    run: Arc::clone(run),
+                    from,
+                    events,
+                    done,
+                })
+            })
+            .collect();
+        if !batches.is_empty() {
+            match write_batches(
+                &runs.inner.db,
+                &runs.inner.node,
+                &batches,
+                runs.is_postgres(),
+            )
+            .await
+            {
+                Ok(()) => {
+                    for batch in &batches {
+                        batch.run.mark_stored(batch.from + batch.events.len());
+                        *lock(&batch.run.last_write) = Instant::now();
+                        if batch.done {
+                            batch.run.stored_done.notify_one();
                         }
-                        break;
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, run = %run.id, attempt, "storing a run's events failed");
-                        if !last {
-                            break;
-                        }
-                        tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                 }
-            }
-        } else if last_poll.elapsed() >= poll_every {
-            last_poll = Instant::now();
-            match stop_requested(db, &run.id).await {
-                Ok(true) => run.token.cancel(),
-                Ok(false) => {}
-                Err(error) => {
-                    tracing::warn!(%error, run = %run.id, "reading a stop request failed")
-                }
+                // Kept unstored: the next tick tries again.
+                Err(error) => tracing::warn!(%error, "storing runs' events failed"),
             }
         }
-        if last {
-            return;
+        let poll_every = if runs.is_postgres() {
+            NOTIFIED_POLL_EVERY
+        } else {
+            POLL_EVERY
+        };
+        if !active.is_empty() && last_poll.elapsed() >= poll_every {
+            last_poll = Instant::now();
+            match stop_requests(&runs.inner.db, &runs.inner.node).await {
+                Ok(ids) => ids.iter().for_each(|id| runs.cancel_by_id(id)),
+                Err(error) => tracing::warn!(%error, "reading stop requests failed"),
+            }
         }
     }
 }
 
-/// In one transaction: the run's row (created if missing) with a fresh heartbeat and its
-/// status, the events `batch` numbered from `from + 1`, and on PostgreSQL a notification.
-/// Returns whether a stop was requested.
-async fn write_batch(
+/// In one transaction, for each batch: the run's row (created if missing) with a fresh
+/// heartbeat and its status, its events numbered from `from + 1`, and on PostgreSQL a
+/// notification (delivered at commit, so a woken reader finds the rows).
+async fn write_batches(
     db: &Pool,
     node: &str,
-    run: &ActiveRun,
-    from: usize,
-    batch: &[Arc<str>],
-    done: bool,
+    batches: &[Batch],
     postgres: bool,
-) -> Result<bool, sqlx::Error> {
+) -> Result<(), sqlx::Error> {
     let at = timestamp(now());
     let mut tx = db::begin_write(db).await?;
-    let stop: Option<(i64,)> = sqlx::query_as(
-        "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
-         started_at, updated_at) VALUES ($1, $2, $3, $4, $5, 0, $6, $6) \
-         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at \
-         RETURNING stop_requested",
-    )
-    .bind(&run.id)
-    .bind(&run.conversation_id)
-    .bind(&run.owner_id)
-    .bind(if done { "done" } else { "running" })
-    .bind(node)
-    .bind(&at)
-    .fetch_optional(&mut *tx)
-    .await?;
-    for (index, data) in batch.iter().enumerate() {
-        let seq = i64::try_from(from + index + 1).unwrap_or(i64::MAX);
+    for batch in batches {
+        let run = &batch.run;
+        // A row already "done" stays so.
         sqlx::query(
-            "INSERT INTO run_events (run_id, seq, event) VALUES ($1, $2, $3) \
-             ON CONFLICT (run_id, seq) DO NOTHING",
+            "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
+             started_at, updated_at) VALUES ($1, $2, $3, $4, $5, 0, $6, $6) \
+             ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, \
+             status = CASE WHEN runs.status = 'done' THEN 'done' ELSE excluded.status END",
         )
         .bind(&run.id)
-        .bind(seq)
-        .bind(data.as_ref())
+        .bind(&run.conversation_id)
+        .bind(&run.owner_id)
+        .bind(if batch.done { "done" } else { "running" })
+        .bind(node)
+        .bind(&at)
         .execute(&mut *tx)
         .await?;
-    }
-    if postgres && (done || !batch.is_empty()) {
-        // Delivered at commit, so a woken reader finds the rows. (pg_notify returns void,
-        // which the Any driver cannot read: wrapped in a count.)
-        sqlx::query("SELECT COUNT(*) FROM (SELECT pg_notify($1, $2)) AS sent")
-            .bind(EVENTS_CHANNEL)
+        for (index, data) in batch.events.iter().enumerate() {
+            let seq = i64::try_from(batch.from + index + 1).unwrap_or(i64::MAX);
+            sqlx::query(
+                "INSERT INTO run_events (run_id, seq, event) VALUES ($1, $2, $3) \
+                 ON CONFLICT (run_id, seq) DO NOTHING",
+            )
             .bind(&run.id)
+            .bind(seq)
+            .bind(data.as_ref())
             .execute(&mut *tx)
             .await?;
+        }
+        if postgres && (batch.done || !batch.events.is_empty()) {
+            // pg_notify returns void, which the Any driver cannot read: wrapped in a count.
+            sqlx::query("SELECT COUNT(*) FROM (SELECT pg_notify($1, $2)) AS sent")
+                .bind(EVENTS_CHANNEL)
+                .bind(&run.id)
+                .execute(&mut *tx)
+                .await?;
+        }
     }
-    tx.commit().await?;
-    Ok(stop.is_some_and(|(flag,)| flag != 0))
+    tx.commit().await
 }
 
-async fn stop_requested(db: &Pool, run_id: &str) -> Result<bool, sqlx::Error> {
-    let row: Option<(i64,)> = sqlx::query_as("SELECT stop_requested FROM runs WHERE run_id = $1")
-        .bind(run_id)
-        .fetch_optional(db)
-        .await?;
-    Ok(row.is_some_and(|(flag,)| flag != 0))
+/// The runs of `node` another process asked to stop.
+async fn stop_requests(db: &Pool, node: &str) -> Result<Vec<String>, sqlx::Error> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT run_id FROM runs WHERE node = $1 AND status = 'running' AND stop_requested <> 0",
+    )
+    .bind(node)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
 }
 
 /// The stored events of a run after number `after`, at most [`PAGE`].
@@ -527,6 +570,8 @@ impl Runs {
                 max_per_owner: AtomicUsize::new(DEFAULT_MAX_RUNS_PER_OWNER),
                 active: Mutex::new(HashMap::new()),
                 freed: Notify::new(),
+                wake_storer: Arc::new(Notify::new()),
+                storer: OnceLock::new(),
                 stored,
                 listener: OnceLock::new(),
                 last_purge: Mutex::new(None),
@@ -637,14 +682,25 @@ impl Runs {
             }
         };
         self.ensure_listener();
+        self.ensure_storer();
         let reservation = Reservation {
             runs: self.clone(),
             run,
             started: false,
         };
         let run = &reservation.run;
-        if let Err(error) =
-            write_batch(&self.inner.db, &self.inner.node, run, 0, &[], false, false).await
+        if let Err(error) = write_batches(
+            &self.inner.db,
+            &self.inner.node,
+            &[Batch {
+                run: Arc::clone(run),
+                from: 0,
+                events: Vec::new(),
+                done: false,
+            }],
+            false,
+        )
+        .await
         {
             // The run still works here; other processes just cannot see it.
             tracing::warn!(%error, run = %run.id, "storing a new run failed");
@@ -776,6 +832,14 @@ impl Runs {
                 run.token.cancel();
             }
         }
+    }
+
+    /// Starts (once) the task that stores this process's runs.
+    fn ensure_storer(&self) {
+        self.inner.storer.get_or_init(|| {
+            let wake = Arc::clone(&self.inner.wake_storer);
+            tokio::spawn(store_all(Arc::downgrade(&self.inner), wake));
+        });
     }
 
     /// On PostgreSQL, starts (once) the task that listens for stored events and stop

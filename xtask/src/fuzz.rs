@@ -271,7 +271,7 @@ fn ensure_cxx() -> Result<(), Failure> {
 /// cargo-fuzz at [`CARGO_FUZZ_VERSION`] in the tools cache, compiled if missing (about a
 /// minute and a half on two cores).
 fn ensure_cargo_fuzz() -> Result<PathBuf, Failure> {
-    let root = tools_dir().join(format!("cargo-fuzz-{CARGO_FUZZ_VERSION}"));
+    let root = crate::setup::tools_dir().join(format!("cargo-fuzz-{CARGO_FUZZ_VERSION}"));
     let bin = root.join("bin/cargo-fuzz");
     // `cargo-fuzz --version` prints `cargo-fuzz 0.13.2`.
     let installed = cmd::output(Command::new(&bin).arg("--version"))
@@ -292,19 +292,6 @@ fn ensure_cargo_fuzz() -> Result<PathBuf, Failure> {
             .env_remove("RUSTC"),
     )?;
     Ok(bin)
-}
-
-/// The tools cache; the same folder as `setup::tools_dir`.
-fn tools_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("DATBAN_TOOLS_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    cache.join("datban/tools")
 }
 
 fn io_error(what: &str, path: &Path, error: std::io::Error) -> Failure {

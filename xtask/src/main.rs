@@ -6,6 +6,7 @@
 
 mod cmd;
 mod e2e;
+mod fuzz;
 mod postgres;
 mod setup;
 mod site;
@@ -22,8 +23,12 @@ commands:
                     (LEPTOS_SITE_ADDR, default 127.0.0.1:3000)
   test              set up what is missing and run every check and test:
                     fmt, clippy, cargo test, the server tests again on a
-                    throwaway PostgreSQL, wasm32 tests, Playwright
+                    throwaway PostgreSQL, the fuzz targets briefly, wasm32
+                    tests, Playwright
   test-postgres     only the server tests on a throwaway PostgreSQL
+  fuzz [<target> [<seconds>|<file>]]
+                    fuzz every target 10 s, one target longer, or replay
+                    one input
   setup             only the set-up steps (idempotent)
   build [--release] set up, then build the site and the server
   setup-dev         also install cargo-leptos, for `cargo leptos watch`
@@ -37,6 +42,7 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("test") => test(&args[1..]),
         Some("test-postgres") => test_postgres(&args[1..]),
+        Some("fuzz") => Workspace::locate().and_then(|ws| fuzz::command(&ws, &args[1..])),
         Some("setup") => setup::Setup::detect()
             .and_then(|s| s.ensure_all())
             .map(drop),
@@ -151,6 +157,8 @@ fn test(args: &[String]) -> Result<(), Failure> {
     cmd::run(cmd::cargo(&ws).args(["test", "--workspace"]))?;
     cmd::step("server tests on PostgreSQL (a throwaway cluster)");
     postgres::test_server(&ws)?;
+    cmd::step("fuzz targets (libFuzzer), each briefly");
+    fuzz::run_all(&ws, fuzz::TEST_SECONDS)?;
 
     site::build_site(&ws, &tools)?;
     cmd::step("shared tests on wasm32 (wasm-bindgen-test-runner, Node.js)");

@@ -339,7 +339,8 @@ fn path_with_tools(ws: &Workspace) -> OsString {
     std::env::join_paths(dirs).unwrap_or_else(|_| std::env::var_os("PATH").unwrap_or_default())
 }
 
-fn tools_dir() -> PathBuf {
+/// The tools cache (`DATBAN_TOOLS_DIR`, else `~/.cache/datban/tools`).
+pub(crate) fn tools_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DATBAN_TOOLS_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
 use reqwest::{RequestBuilder, Response, StatusCode};
@@ -117,8 +118,7 @@ pub struct SseEvent {
 
 /// The events of a streamed response body.
 pub fn events(response: Response) -> impl Stream<Item = Result<SseEvent, ProviderError>> + Send {
-    response
-        .bytes_stream()
+    without_bom(response.bytes_stream())
         .eventsource()
         .map(|item| match item {
             Ok(event) => Ok(SseEvent {
@@ -129,6 +129,32 @@ pub fn events(response: Response) -> impl Stream<Item = Result<SseEvent, Provide
                 message: format!("provider stream broke: {error}"),
             }),
         })
+}
+
+/// The body without the one byte-order mark the SSE format allows at its start.
+///
+/// eventsource-stream 0.2.3 panics on a leading BOM (it slices one byte into the 3-byte
+/// character; upstream PR jpopesculian/eventsource-stream#10), so it never sees one. The
+/// first bytes are held until they can no longer be the start of a BOM, since a body may
+/// arrive one byte at a time.
+fn without_bom<E>(
+    body: impl Stream<Item = Result<Bytes, E>> + Send,
+) -> impl Stream<Item = Result<Bytes, E>> + Send {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    let mut head: Option<Vec<u8>> = Some(Vec::new());
+    body.map(move |chunk| {
+        let chunk = chunk?;
+        let Some(mut held) = head.take() else {
+            return Ok(chunk);
+        };
+        held.extend_from_slice(&chunk);
+        if held.len() < BOM.len() && BOM.starts_with(&held) {
+            head = Some(held);
+            return Ok(Bytes::new());
+        }
+        let start = if held.starts_with(BOM) { BOM.len() } else { 0 };
+        Ok(Bytes::from(held).slice(start..))
+    })
 }
 
 /// Where one provider event leaves the turn.
@@ -274,5 +300,33 @@ impl Endpoint {
                 Err(error) => yield Err(this.redact(error)),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+
+    async fn through(pieces: Vec<&[u8]>) -> Vec<u8> {
+        let pieces: Vec<Result<bytes::Bytes, std::convert::Infallible>> = pieces
+            .into_iter()
+            .map(|p| Ok(bytes::Bytes::copy_from_slice(p)))
+            .collect();
+        super::without_bom(futures::stream::iter(pieces))
+            .map(|b| b.map(|b| b.to_vec()).unwrap_or_default())
+            .concat()
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_leading_bom_is_dropped_however_the_body_is_cut() {
+        let body: &[u8] = b"\xEF\xBB\xBFdata: [DONE]\n\n";
+        for cut in 0..body.len() {
+            let out = through(vec![&body[..cut], &body[cut..]]).await;
+            assert_eq!(out, b"data: [DONE]\n\n", "cut at {cut}");
+        }
+        // Anything else passes untouched, including what merely starts like a BOM.
+        assert_eq!(through(vec![b"\xEF", b"data"]).await, b"\xEFdata");
+        assert_eq!(through(vec![b"data: x\n\n"]).await, b"data: x\n\n");
     }
 }

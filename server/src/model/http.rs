@@ -131,12 +131,13 @@ pub fn events(response: Response) -> impl Stream<Item = Result<SseEvent, Provide
         })
 }
 
-/// The body without the one byte-order mark the SSE format allows at its start.
+/// The body without the byte-order mark(s) at its start.
 ///
-/// eventsource-stream 0.2.3 panics on a leading BOM (it slices one byte into the 3-byte
-/// character; upstream PR jpopesculian/eventsource-stream#10), so it never sees one. The
-/// first bytes are held until they can no longer be the start of a BOM, since a body may
-/// arrive one byte at a time.
+/// eventsource-stream 0.2.3 panics when the first text it sees starts with a BOM (it
+/// slices one byte into the 3-byte character; upstream PR jpopesculian/eventsource-stream#10),
+/// so it must never see one there — not even a second BOM right after the one the SSE
+/// format allows (the fuzzer found that). The first bytes are held until they can no
+/// longer be the start of a BOM, since a body may arrive one byte at a time.
 fn without_bom<E>(
     body: impl Stream<Item = Result<Bytes, E>> + Send,
 ) -> impl Stream<Item = Result<Bytes, E>> + Send {
@@ -148,11 +149,15 @@ fn without_bom<E>(
             return Ok(chunk);
         };
         held.extend_from_slice(&chunk);
-        if held.len() < BOM.len() && BOM.starts_with(&held) {
-            head = Some(held);
+        let mut start = 0;
+        while held[start..].starts_with(BOM) {
+            start += BOM.len();
+        }
+        let rest = &held[start..];
+        if rest.len() < BOM.len() && BOM.starts_with(rest) {
+            head = Some(rest.to_vec());
             return Ok(Bytes::new());
         }
-        let start = if held.starts_with(BOM) { BOM.len() } else { 0 };
         Ok(Bytes::from(held).slice(start..))
     })
 }
@@ -324,6 +329,12 @@ mod tests {
         for cut in 0..body.len() {
             let out = through(vec![&body[..cut], &body[cut..]]).await;
             assert_eq!(out, b"data: [DONE]\n\n", "cut at {cut}");
+        }
+        // Repeated marks go too: the parser would panic on the second one.
+        let twice: &[u8] = b"\xEF\xBB\xBF\xEF\xBB\xBFevent: ping\n";
+        for cut in 0..twice.len() {
+            let out = through(vec![&twice[..cut], &twice[cut..]]).await;
+            assert_eq!(out, b"event: ping\n", "cut at {cut}");
         }
         // Anything else passes untouched, including what merely starts like a BOM.
         assert_eq!(through(vec![b"\xEF", b"data"]).await, b"\xEFdata");

@@ -119,13 +119,13 @@ pub async fn spawn_app_with(config: AgentConfig) -> TestApp {
 pub async fn spawn_app_on(db_url: String, config: AgentConfig) -> TestApp {
     let provider: SharedProvider =
         Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
-    spawn_app_full(db_url, config, provider).await
+    spawn_app_full(db_url, config, provider, |_| {}).await
 }
 
 /// A server whose model is `provider`, with the given bounds.
 pub async fn spawn_app_with_provider_and(provider: SharedProvider, config: AgentConfig) -> TestApp {
     let (url, guard) = test_database_url().await;
-    let mut app = spawn_app_full(url, config, provider).await;
+    let mut app = spawn_app_full(url, config, provider, |_| {}).await;
     app._db = Some(guard);
     app
 }
@@ -135,10 +135,16 @@ pub async fn spawn_app_with_provider(provider: SharedProvider) -> TestApp {
     spawn_app_with_provider_and(provider, AgentConfig::default()).await
 }
 
-async fn spawn_app_full(db_url: String, config: AgentConfig, provider: SharedProvider) -> TestApp {
+/// The one way a test server starts; `configure` adjusts the state before it serves.
+async fn spawn_app_full(
+    db_url: String,
+    config: AgentConfig,
+    provider: SharedProvider,
+    configure: impl FnOnce(&mut AppState),
+) -> TestApp {
     let pool = db::connect(&db_url).await.unwrap();
     let clock: Clock = Arc::new(now);
-    let state = AppState::new(
+    let mut state = AppState::new(
         LeptosOptions::builder().output_name("datban").build(),
         pool.clone(),
         provider,
@@ -147,6 +153,7 @@ async fn spawn_app_full(db_url: String, config: AgentConfig, provider: SharedPro
     )
     .await
     .unwrap();
+    configure(&mut state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
@@ -160,6 +167,16 @@ async fn spawn_app_full(db_url: String, config: AgentConfig, provider: SharedPro
         server,
         _db: None,
     }
+}
+
+/// Like [`spawn_app`] (offline model, fresh database) with `configure` applied to the state.
+async fn spawn_app_configured(configure: impl FnOnce(&mut AppState)) -> TestApp {
+    let (db_url, guard) = test_database_url().await;
+    let provider: SharedProvider =
+        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
+    let mut app = spawn_app_full(db_url, AgentConfig::default(), provider, configure).await;
+    app._db = Some(guard);
+    app
 }
 
 pub fn new_client() -> reqwest::Client {
@@ -270,66 +287,12 @@ pub use test_db::{test_database_url, TestDatabase};
 /// Like [`spawn_app`], with the tools' outside services set to `upstreams` (fakes on
 /// local sockets), to test how their failures travel through the agent loop.
 pub async fn spawn_app_with_upstreams(upstreams: server::tools::Upstreams) -> TestApp {
-    let (db_url, guard) = test_database_url().await;
-    let pool = db::connect(&db_url).await.unwrap();
-    let provider: SharedProvider =
-        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
-    let clock: Clock = Arc::new(now);
-    let mut state = AppState::new(
-        LeptosOptions::builder().output_name("datban").build(),
-        pool.clone(),
-        provider,
-        AgentConfig::default(),
-        clock,
-    )
-    .await
-    .unwrap();
-    state.agent.upstreams = upstreams;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, server::app(state)).await.unwrap();
-    });
-    TestApp {
-        addr,
-        db_url,
-        pool,
-        client: new_client(),
-        server,
-        _db: Some(guard),
-    }
+    spawn_app_configured(|state| state.agent.upstreams = upstreams).await
 }
 
 /// Like [`spawn_app`] (offline model, fresh database), with the edge's settings (rate
 /// limit, public origin) set: the other constructors leave the rate limit off, since tests
 /// send many requests per owner.
 pub async fn spawn_app_with_security(security: server::security::SecuritySettings) -> TestApp {
-    let (db_url, guard) = test_database_url().await;
-    let pool = db::connect(&db_url).await.unwrap();
-    let provider: SharedProvider =
-        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
-    let clock: Clock = Arc::new(now);
-    let mut state = AppState::new(
-        LeptosOptions::builder().output_name("datban").build(),
-        pool.clone(),
-        provider,
-        AgentConfig::default(),
-        clock,
-    )
-    .await
-    .unwrap();
-    state.security = security;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, server::app(state)).await.unwrap();
-    });
-    TestApp {
-        addr,
-        db_url,
-        pool,
-        client: new_client(),
-        server,
-        _db: Some(guard),
-    }
+    spawn_app_configured(|state| state.security = security).await
 }

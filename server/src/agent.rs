@@ -114,6 +114,29 @@ If the tool returns an error there is no quote: explain what to fix, never say 0
     format!("{own} {UNTRUSTED_RESULTS}")
 }
 
+/// What a person is told when our own storage failed while carrying out their decision:
+/// nothing happened, and the confirmation is theirs to send again.
+const DECISION_NOT_SAVED: &str = "Chưa thực hiện được vì máy chủ đang bận — chưa có gì \
+được đặt. Xác nhận vẫn còn đó, bạn hãy thử lại. (The server could not carry this out; \
+nothing was done. The confirmation is still open: please try again.)";
+
+/// Whether a decision was carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decided {
+    /// Answered: the call's part is final (output, error or denied).
+    Answered,
+    /// Our storage failed before anything happened: the call is pending again and its
+    /// part still asks for approval.
+    GivenBack,
+}
+
+/// Makes a taken call pending again; if even that fails, its take expires by itself.
+async fn give_back(db: &Pool, taken: &TakenCall) {
+    if let Err(error) = store::release_pending(db, taken).await {
+        tracing::error!(%error, call = %taken.call.tool_call_id, "giving a decision back failed");
+    }
+}
+
 const EXECUTION_FAILED: &str =
     "The tool failed on our side. Tell the user it did not work this time and do not retry it.";
 
@@ -147,6 +170,16 @@ struct Run<'a> {
     emitted: u64,
 }
 
+/// What the caller of [`Agent::run_known`] already holds of the conversation, so the run
+/// does not read it back from the database.
+#[derive(Debug, Clone)]
+pub struct Known {
+    /// The conversation's assistant.
+    pub assistant: Assistant,
+    /// Every message before the reply, oldest first (`None`: read them).
+    pub earlier: Option<Vec<Message>>,
+}
+
 impl Agent {
     /// Runs the loop for a new assistant message (already stored) until it finishes or pauses.
     pub async fn run(
@@ -157,10 +190,32 @@ impl Agent {
         tx: EventSender,
         cancel: CancellationToken,
     ) -> RunStatus {
+        self.run_known(owner_id, conversation_id, None, message, tx, cancel)
+            .await
+    }
+
+    /// [`Agent::run`], with what the caller knows of the conversation.
+    pub async fn run_known(
+        &self,
+        owner_id: &str,
+        conversation_id: &str,
+        known: Option<Known>,
+        message: Message,
+        tx: EventSender,
+        cancel: CancellationToken,
+    ) -> RunStatus {
         let mut run = Run::new(self, owner_id, conversation_id, message, tx, cancel);
         run.start();
-        if !run.load_assistant().await {
-            return run.finish(RunStatus::Error).await;
+        match known {
+            Some(known) => {
+                run.assistant = known.assistant;
+                run.earlier = known.earlier;
+            }
+            None => {
+                if !run.load_assistant().await {
+                    return run.finish(RunStatus::Error).await;
+                }
+            }
         }
         let status = run.steps().await;
         run.finish(status).await
@@ -187,9 +242,11 @@ impl Agent {
                 return RunStatus::Error;
             }
             Err(error) => {
+                // Nothing was decided: the person's decision is given back, not used up.
                 tracing::error!(%error, call = %pending.tool_call_id, "loading message failed");
+                give_back(&self.db, &taken).await;
                 let _ = tx.send(AgentEvent::Error {
-                    error_text: "This conversation could not be loaded.".into(),
+                    error_text: DECISION_NOT_SAVED.into(),
                 });
                 return RunStatus::Error;
             }
@@ -209,7 +266,14 @@ impl Agent {
         if !run.load_assistant().await {
             return run.finish(RunStatus::Error).await;
         }
-        run.decide(&taken, decision).await;
+        if run.decide(&taken, decision).await == Decided::GivenBack {
+            // The part is still "approval-requested" and the call pending: the stored
+            // message says so too, and the form can be sent again.
+            run.emit(AgentEvent::Error {
+                error_text: DECISION_NOT_SAVED.into(),
+            });
+            return run.finish(RunStatus::AwaitingApproval).await;
+        }
         run.save().await;
         match store::pending_count(&self.db, &pending.message_id).await {
             Ok(0) => {}
@@ -736,23 +800,29 @@ impl<'a> Run<'a> {
     /// with the effect's transaction when there is an effect, and right after the decision
     /// otherwise, before the message is saved: a crash can then leave a call pending, or
     /// answered, but never answered-but-not-done nor done twice.
-    async fn decide(&mut self, taken: &TakenCall, decision: Decision) {
+    async fn decide(&mut self, taken: &TakenCall, decision: Decision) -> Decided {
         let pending = &taken.call;
         let edited_json = decision.edited.as_ref().map(ToolInput::to_json);
-        self.emit(AgentEvent::ToolApprovalResponse {
+        let response = AgentEvent::ToolApprovalResponse {
             tool_call_id: pending.tool_call_id.clone(),
             approved: decision.approved,
             input: edited_json,
-        });
+        };
         if !decision.approved {
-            self.finish_pending(taken).await;
+            // The decline is recorded (the row deleted) before the part says so.
+            if !self.finish_pending(taken).await {
+                give_back(&self.agent.db, taken).await;
+                return Decided::GivenBack;
+            }
+            self.emit(response);
             self.emit(AgentEvent::ToolOutputDenied {
                 tool_call_id: pending.tool_call_id.clone(),
             });
-            return;
+            return Decided::Answered;
         }
         let Some(tool) = ToolName::parse(&pending.tool_name) else {
             self.finish_pending(taken).await;
+            self.emit(response);
             self.output_error(
                 &pending.tool_call_id,
                 ToolName::CreateBooking,
@@ -761,7 +831,7 @@ impl<'a> Run<'a> {
                     pending.tool_name
                 )),
             );
-            return;
+            return Decided::Answered;
         };
         // The stored input is validated again: time has passed since it was proposed.
         let now = (self.agent.clock)();
@@ -773,6 +843,7 @@ impl<'a> Run<'a> {
             Ok(input) => input,
             Err(invalid) => {
                 self.finish_pending(taken).await;
+                self.emit(response);
                 self.output_error(
                     &pending.tool_call_id,
                     tool,
@@ -781,14 +852,26 @@ impl<'a> Run<'a> {
                         format!("Invalid arguments for {tool}: {invalid}. Nothing was run."),
                     )),
                 );
-                return;
+                return Decided::Answered;
             }
         };
         let mut ctx = self.context(&pending.tool_call_id);
         ctx.take = Some(taken.token.clone());
         let result = tools::execute(&input, &ctx).await;
+        if let Err(ExecError::Internal(details)) = &result {
+            // An effect runs in one transaction with its idempotency record and the
+            // deletion of its pending row; an internal failure rolled all of it back.
+            // Our failure must not use up the person's decision: the call is pending
+            // again, and its part (no response was emitted yet) still asks for approval.
+            tracing::error!(%tool, call = %pending.tool_call_id, %details, "an approved call failed on our side; its decision is given back");
+            give_back(&self.agent.db, taken).await;
+            return Decided::GivenBack;
+        }
         // A success deleted the row with its effect; a failure is answered now.
         self.finish_pending(taken).await;
+        // The response only now, with its outcome: until the effect is done (or surely
+        // failed) the decision may still be given back.
+        self.emit(response);
         match result {
             Ok(output) => self.emit(AgentEvent::ToolOutputAvailable {
                 tool_call_id: pending.tool_call_id.clone(),
@@ -796,13 +879,18 @@ impl<'a> Run<'a> {
             }),
             Err(error) => self.output_error(&pending.tool_call_id, tool, error),
         }
+        Decided::Answered
     }
 
-    async fn finish_pending(&self, taken: &TakenCall) {
-        if let Err(error) = store::finish_pending(&self.agent.db, taken).await {
-            // The take expires by itself; the call can then be decided again, and its
-            // idempotency key still keeps any effect to one.
-            tracing::error!(%error, call = %taken.call.tool_call_id, "finishing a pending call failed");
+    /// Deletes a decided call's row; `false` when storage failed (then its take expires
+    /// by itself, and its idempotency key still keeps any effect to one).
+    async fn finish_pending(&self, taken: &TakenCall) -> bool {
+        match store::finish_pending(&self.agent.db, taken).await {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::error!(%error, call = %taken.call.tool_call_id, "finishing a pending call failed");
+                false
+            }
         }
     }
 

@@ -28,7 +28,8 @@ use shared::{
 };
 
 use crate::{
-    agent::Decision,
+    agent::{Decision, Known},
+    db,
     owner::OwnerId,
     runs::{self, Current, ReserveError},
     store::{self, StoreError},
@@ -82,10 +83,12 @@ impl ApiError {
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         tracing::error!(%error, "storage failed");
+        // Our storage is infrastructure: a retry may well succeed, and the request
+        // changed nothing (a decision stays pending), so 503 with `retry-after`.
         Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
-            "Something went wrong on our side. Please try again.",
+            StatusCode::SERVICE_UNAVAILABLE,
+            "STORAGE_UNAVAILABLE",
+            "Something went wrong on our side; nothing was changed. Please try again.",
         )
     }
 }
@@ -121,7 +124,13 @@ impl IntoResponse for ApiError {
             },
             outcome: self.outcome.as_ref(),
         };
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert("retry-after", HeaderValue::from_static("1"));
+        }
+        response
     }
 }
 
@@ -207,13 +216,14 @@ async fn chat(
         ));
     }
     let now = (state.agent.clock)();
-    let conversation = match &request.conversation_id {
-        Some(id) => store::find_conversation(&state.db, id, &owner)
-            .await?
-            .ok_or_else(|| ApiError::not_found("Conversation"))?,
+    let (conversation, created) = match &request.conversation_id {
+        Some(id) => (
+            store::find_conversation(&state.db, id, &owner)
+                .await?
+                .ok_or_else(|| ApiError::not_found("Conversation"))?,
+            false,
+        ),
         None => {
-            // Refused before a conversation is created for nothing (`reserve` decides).
-            state.runs.has_room(&owner).await?;
             let assistant = match request.assistant.as_deref() {
                 None => Assistant::default(),
                 Some(name) => Assistant::parse(name).ok_or_else(|| {
@@ -224,23 +234,53 @@ async fn chat(
                     )
                 })?,
             };
-            store::create_conversation(&state.db, &owner, assistant.as_str(), now).await?
+            // Stored below with its first turn, so a refused run creates nothing.
+            (store::new_conversation(&owner, assistant.as_str()), true)
         }
+    };
+    let Some(assistant) = Assistant::parse(&conversation.assistant) else {
+        tracing::error!(conversation = %conversation.id, "conversation has an unknown assistant");
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "This conversation could not be loaded.",
+        ));
     };
     // The conversation's place before anything is stored: one run per conversation, and
     // a bounded number per owner. Dropped on any error below, which gives it back.
-    let reservation = state.runs.reserve(&owner, &conversation.id, None).await?;
+    let reservation = state
+        .runs
+        .reserve_unstored(&owner, &conversation.id)
+        .await?;
 
-    decline_pending(&state, &conversation.id, &owner).await?;
+    if !created {
+        decline_pending(&state, &conversation.id, &owner).await?;
+    }
     let user = Message::user(store::new_id("msg"), text);
-    store::append_message(&state.db, &conversation.id, &user, now).await?;
-    let assistant = Message::assistant(store::new_id("msg"));
-    store::append_message(&state.db, &conversation.id, &assistant, now).await?;
+    let reply = Message::assistant(store::new_id("msg"));
+    // The turn in one transaction: (a new conversation,) the person's message, the empty
+    // reply and the run's row commit together or not at all.
+    let mut tx = db::begin_write(&state.db).await.map_err(StoreError::from)?;
+    if created {
+        store::insert_conversation(&mut tx, &conversation, now).await?;
+    }
+    store::append_messages_in(&mut tx, &conversation.id, &[&user, &reply], now).await?;
+    reservation
+        .store_row(&mut tx)
+        .await
+        .map_err(StoreError::from)?;
+    tx.commit().await.map_err(StoreError::from)?;
 
     let agent = state.agent.clone();
+    let known = Known {
+        assistant,
+        // A new conversation holds only the person's message; an older one is read once
+        // by the run.
+        earlier: created.then(|| vec![user]),
+    };
     let run = reservation.start(move |tx, cancel| async move {
         agent
-            .run(&owner, &conversation.id, assistant, tx, cancel)
+            .run_known(&owner, &conversation.id, Some(known), reply, tx, cancel)
             .await;
     });
     // From the first event, like every later reader of this run.
@@ -452,7 +492,7 @@ async fn conversation(
     Extension(OwnerId(owner)): Extension<OwnerId>,
     Path(id): Path<String>,
 ) -> Result<Json<ConversationBody>, ApiError> {
-    let conversation = store::find_conversation(&state.db, &id, &owner)
+    let conversation = store::find_conversation(&state.reads, &id, &owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
     // The run before the messages: a run is registered before it stores anything, so a
@@ -463,7 +503,7 @@ async fn conversation(
         .current(&conversation.id)
         .await
         .map_err(StoreError::from)?;
-    let stored = store::messages_with_run_seq(&state.db, &conversation.id).await?;
+    let stored = store::messages_with_run_seq(&state.reads, &conversation.id).await?;
     let running = stored.last().and_then(|(message, after)| {
         let writing = message.role != Some(Role::User) && message.status.is_none();
         writing.then(|| RunningReply {

@@ -104,6 +104,9 @@ pub async fn connect(url: &str) -> Result<Pool, DbError> {
     Ok(pool)
 }
 
+/// How many connections a SQLite database gets for reading, beside its one writer.
+const SQLITE_READERS: u32 = 4;
+
 /// The SQLite settings every connection gets. journal_mode is stored in the file; the
 /// others hold per connection, hence a hook on each new connection.
 ///
@@ -136,8 +139,13 @@ async fn open_sqlite(url: &str, mut options: AnyConnectOptions) -> Result<Pool, 
             .query_pairs_mut()
             .append_pair("mode", "rwc");
     }
+    // One writer connection: SQLite lets one transaction write at a time, and several
+    // connections that each try to only queue on its file lock, where a busy evening (a
+    // dozen approvals at once) ran past `busy_timeout` and failed with "database is
+    // locked". Queued on the pool instead, writers wait their turn in order, however many
+    // there are; reads can go through [`readers`] and never wait for them (WAL).
     AnyPoolOptions::new()
-        .max_connections(8)
+        .max_connections(1)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
                 conn.execute(SQLITE_PRAGMAS).await?;
@@ -148,6 +156,47 @@ async fn open_sqlite(url: &str, mut options: AnyConnectOptions) -> Result<Pool, 
         .await
         .map_err(|source| DbError::Open { backend, source })
 }
+
+/// A pool for reads only, beside the writer `pool` (from [`connect`]). On SQLite these are
+/// connections of their own, marked `query_only`, so a read never queues behind a write
+/// transaction (WAL gives each read a consistent snapshot of what was committed); an
+/// in-memory database has only the writer's connection, and PostgreSQL needs no split:
+/// both are `pool` itself. Should the readers fail to open, reads share the writer.
+pub async fn readers(pool: &Pool) -> Pool {
+    if backend(pool) != Backend::Sqlite {
+        return pool.clone();
+    }
+    let url = pool.connect_options().database_url.clone();
+    let memory = url.as_str().contains(":memory:")
+        || url
+            .query_pairs()
+            .any(|(key, value)| key == "mode" && value == "memory");
+    if memory {
+        return pool.clone();
+    }
+    let opened = AnyPoolOptions::new()
+        .max_connections(SQLITE_READERS)
+        .after_connect(|conn, _meta| {
+            Box::pin(async move {
+                conn.execute(SQLITE_READER_PRAGMAS).await?;
+                Ok(())
+            })
+        })
+        .connect(url.as_str())
+        .await;
+    match opened {
+        Ok(readers) => readers,
+        Err(error) => {
+            tracing::warn!(%error, "cannot open SQLite readers; reads share the writer");
+            pool.clone()
+        }
+    }
+}
+
+/// Readers' settings: the writer's, and `query_only`, so a write sent to a reader by
+/// mistake fails at once instead of competing for the file lock.
+const SQLITE_READER_PRAGMAS: &str =
+    "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA query_only = ON;";
 
 /// The backend `pool` talks to.
 pub fn backend(pool: &Pool) -> Backend {
@@ -164,6 +213,58 @@ pub async fn begin_write(pool: &Pool) -> Result<Transaction<'static, Any>, sqlx:
     match backend(pool) {
         Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
         Backend::Postgres => pool.begin().await,
+    }
+}
+
+/// The writer's connection, held for one side effect (a booking, a cancellation, a
+/// checkout) so that its commit reaches the disk before its result is streamed.
+///
+/// The writer runs with `synchronous = NORMAL`: in WAL mode a commit survives the process
+/// being killed, and chat text is cheap to write. An effect must also survive the machine
+/// losing power once the person has seen its receipt, so its connection switches to
+/// `FULL` (the commit syncs the WAL, and with it everything written before) and back to
+/// `NORMAL` when released. PostgreSQL commits durably anyway.
+pub struct Durable {
+    conn: sqlx::pool::PoolConnection<Any>,
+    sqlite: bool,
+}
+
+impl Durable {
+    /// Takes the writer's connection (on SQLite, in turn with every other write).
+    pub async fn acquire(pool: &Pool) -> Result<Self, sqlx::Error> {
+        let mut conn = pool.acquire().await?;
+        let sqlite = backend(pool) == Backend::Sqlite;
+        if sqlite {
+            sqlx::query("PRAGMA synchronous = FULL")
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(Self { conn, sqlite })
+    }
+
+    /// Begins the effect's write transaction (`BEGIN IMMEDIATE` on SQLite, as
+    /// [`begin_write`]).
+    pub async fn begin(&mut self) -> Result<Transaction<'_, Any>, sqlx::Error> {
+        use sqlx::Connection;
+        if self.sqlite {
+            self.conn.begin_with("BEGIN IMMEDIATE").await
+        } else {
+            self.conn.begin().await
+        }
+    }
+
+    /// Gives the connection back with the writer's usual setting. If this fails, or the
+    /// effect's task is dropped before, the connection only stays slower (every commit
+    /// synced), never less safe.
+    pub async fn release(mut self) {
+        if self.sqlite {
+            if let Err(error) = sqlx::query("PRAGMA synchronous = NORMAL")
+                .execute(&mut *self.conn)
+                .await
+            {
+                tracing::warn!(%error, "cannot set the writer back to synchronous = NORMAL");
+            }
+        }
     }
 }
 

@@ -411,34 +411,42 @@ pub async fn run_once<F>(
     effect: F,
 ) -> Result<Result<Value, ToolError>, ExecError>
 where
-    F: for<'t> FnOnce(&'t mut sqlx::Transaction<'static, sqlx::Any>) -> BoxFuture<'t, Outcome>,
+    F: for<'t> FnOnce(&'t mut sqlx::AnyConnection) -> BoxFuture<'t, Outcome>,
 {
     let db = &ctx.db;
     let lease = match claim(db, &ctx.owner_id, scope, key, fingerprint, ctx.now).await? {
         Claim::Replay(stored) => return Ok(stored),
         Claim::Acquired(lease) => lease,
     };
-    let outcome = match crate::db::begin_write(db).await {
-        Ok(mut tx) => {
-            let recorded = match effect(&mut tx).await {
-                Ok(result) => match lease.complete(&mut tx, &result).await {
-                    Ok(()) => finish_approval(&mut tx, ctx).await.map(|()| result),
-                    Err(error) => Err(error),
-                },
-                Err(error) => Err(error),
-            };
-            hold_for_tests().await;
-            match recorded {
-                Ok(result) => tx.commit().await.map(|()| result).map_err(ExecError::from),
-                Err(error) => {
-                    // Roll back now rather than on drop: SQLite holds its write lock until
-                    // then, and releasing the key below needs it.
-                    if let Err(rollback) = tx.rollback().await {
-                        tracing::warn!(%rollback, %scope, "rolling back a failed effect");
+    let outcome = match crate::db::Durable::acquire(db).await {
+        Ok(mut durable) => {
+            let outcome = match durable.begin().await {
+                Ok(mut tx) => {
+                    let recorded = match effect(&mut tx).await {
+                        Ok(result) => match lease.complete(&mut tx, &result).await {
+                            Ok(()) => finish_approval(&mut tx, ctx).await.map(|()| result),
+                            Err(error) => Err(error),
+                        },
+                        Err(error) => Err(error),
+                    };
+                    hold_for_tests().await;
+                    match recorded {
+                        Ok(result) => tx.commit().await.map(|()| result).map_err(ExecError::from),
+                        Err(error) => {
+                            // Roll back now rather than on drop: SQLite holds its write
+                            // lock until then, and releasing the key below needs it.
+                            if let Err(rollback) = tx.rollback().await {
+                                tracing::warn!(%rollback, %scope, "rolling back a failed effect");
+                            }
+                            Err(error)
+                        }
                     }
-                    Err(error)
                 }
-            }
+                Err(error) => Err(ExecError::from(error)),
+            };
+            // Before the key is released below: that needs the writer's connection.
+            durable.release().await;
+            outcome
         }
         Err(error) => Err(ExecError::from(error)),
     };
@@ -460,7 +468,7 @@ where
 /// still be this decision's: if its take expired and another decision took it, this one
 /// rolls back and the other runs (under the same key, so still only once).
 async fn finish_approval(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     ctx: &ToolContext,
 ) -> Result<(), ExecError> {
     let Some(token) = &ctx.take else {

@@ -29,8 +29,11 @@ pub use config::Config;
 pub struct AppState {
     /// Site layout and address, as cargo-leptos and `cargo xtask` agree on them.
     pub leptos_options: LeptosOptions,
-    /// The application database.
+    /// The application database (on SQLite its one writer connection).
     pub db: db::Pool,
+    /// Connections for reads only ([`db::readers`]): on SQLite they never queue behind
+    /// a write; elsewhere the same pool as `db`.
+    pub reads: db::Pool,
     /// The agent loop (model, bounds, clock).
     pub agent: agent::Agent,
     /// The replies being written: one per conversation, their events and stop switches;
@@ -53,6 +56,7 @@ impl AppState {
         clock: agent::Clock,
     ) -> Result<Self, owner::KeyError> {
         let cookie_key = owner::load_key(&db).await?;
+        let reads = db::readers(&db).await;
         Ok(Self {
             leptos_options,
             agent: agent::Agent {
@@ -65,11 +69,12 @@ impl AppState {
             runs: {
                 // Like the rate limit, no limit here (tests run many replies as one
                 // person); `run` applies the configured one (default 3).
-                let runs = runs::Runs::new(db.clone());
+                let runs = runs::Runs::with_reader(db.clone(), reads.clone());
                 runs.set_max_per_owner(usize::MAX);
                 runs
             },
             db,
+            reads,
             cookie_key,
             security: security::SecuritySettings::default(),
         })
@@ -172,10 +177,25 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
         .await
         .map_err(|source| StartupError::Bind { addr, source })?;
     tracing::info!("datban listening on http://{addr}");
-    axum::serve(listener, app(state))
+    axum::serve(no_delay(listener), app(state))
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(StartupError::Serve)
+}
+
+/// The listener with `TCP_NODELAY` on every accepted connection. A reply is many small
+/// writes (one SSE chunk per token or event); with Nagle's algorithm each write after the
+/// first waits for the client's delayed ACK, about 40 ms, so every reply stalled while the
+/// server sat idle.
+pub fn no_delay(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = SocketAddr> {
+    use axum::serve::ListenerExt;
+    listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::warn!(%error, "cannot set TCP_NODELAY on a connection");
+        }
+    })
 }
 
 /// The model the configuration asks for.
@@ -248,3 +268,25 @@ async fn shutdown_signal() {
 
 /// How long a health check waits for the database before reporting it unavailable.
 pub(crate) const HEALTH_DB_TIMEOUT: Duration = Duration::from_secs(2);
+
+#[cfg(test)]
+mod tests {
+    use axum::serve::Listener;
+
+    #[tokio::test]
+    async fn accepted_connections_have_nodelay() {
+        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = tcp.local_addr().unwrap();
+        let mut listener = super::no_delay(tcp);
+        let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
+        let (accepted, _) = listener.accept().await;
+        assert!(
+            accepted.nodelay().unwrap(),
+            "TCP_NODELAY is off on an accepted socket"
+        );
+        // The client side is the operating system's default (off): the check above is
+        // about what the listener did, not about sockets in general.
+        let client = client.await.unwrap().unwrap();
+        assert!(!client.nodelay().unwrap());
+    }
+}

@@ -66,6 +66,8 @@ const PURGE_EVERY: Duration = Duration::from_secs(60);
 const LIVE_CAPACITY: usize = 1024;
 /// Events read from the database per query.
 const PAGE: usize = 500;
+/// Events written per statement: 3 parameters each, well under SQLite's 32,766.
+const EVENTS_PER_INSERT: usize = 200;
 
 /// A stream of a run's events, each already serialised as one UI Message Stream chunk.
 pub type EventStream = Pin<Box<dyn Stream<Item = Arc<str>> + Send>>;
@@ -93,6 +95,8 @@ pub struct Runs {
 
 struct Inner {
     db: Pool,
+    /// For followers' reads (`db::readers`), so they never queue behind the writer.
+    reads: Pool,
     /// This process's name in `runs.node`.
     node: String,
     max_per_owner: AtomicUsize,
@@ -302,6 +306,25 @@ pub struct Reservation {
 }
 
 impl Reservation {
+    /// Stores the run's row (status "running", a fresh heartbeat) on `conn`, inside the
+    /// caller's transaction; from its commit on, other processes see the run.
+    pub async fn store_row(&self, conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
+        let run = &self.run;
+        sqlx::query(
+            "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
+             started_at, updated_at) VALUES ($1, $2, $3, 'running', $4, 0, $5, $5)",
+        )
+        .bind(&run.id)
+        .bind(&run.conversation_id)
+        .bind(&run.owner_id)
+        .bind(&self.runs.inner.node)
+        .bind(timestamp(now()))
+        .execute(conn)
+        .await?;
+        *lock(&run.last_write) = Instant::now();
+        Ok(())
+    }
+
     /// The run this place is for.
     pub fn run(&self) -> &Arc<ActiveRun> {
         &self.run
@@ -485,17 +508,23 @@ async fn write_batches(
         .bind(&at)
         .execute(&mut *tx)
         .await?;
-        for (index, data) in batch.events.iter().enumerate() {
-            let seq = i64::try_from(batch.from + index + 1).unwrap_or(i64::MAX);
-            sqlx::query(
-                "INSERT INTO run_events (run_id, seq, event) VALUES ($1, $2, $3) \
-                 ON CONFLICT (run_id, seq) DO NOTHING",
-            )
-            .bind(&run.id)
-            .bind(seq)
-            .bind(data.as_ref())
-            .execute(&mut *tx)
-            .await?;
+        // One statement per chunk of events, not one per event: a reply is dozens of
+        // events, and each statement is a round trip to the database.
+        for (chunk_index, chunk) in batch.events.chunks(EVENTS_PER_INSERT).enumerate() {
+            let first = batch.from + chunk_index * EVENTS_PER_INSERT + 1;
+            let mut insert = sqlx::QueryBuilder::<sqlx::Any>::new(
+                "INSERT INTO run_events (run_id, seq, event) ",
+            );
+            insert.push_values(chunk.iter().enumerate(), |mut row, (index, data)| {
+                let seq = i64::try_from(first + index).unwrap_or(i64::MAX);
+                row.push_bind(run.id.as_str())
+                    .push_bind(seq)
+                    .push_bind(data.as_ref());
+            });
+            insert.push(" ON CONFLICT (run_id, seq) DO NOTHING");
+            // Not kept prepared: each length is its own statement, and they would push
+            // the statements every request uses out of the connection's cache.
+            insert.build().persistent(false).execute(&mut *tx).await?;
         }
         if postgres && (batch.done || !batch.events.is_empty()) {
             // pg_notify returns void, which the Any driver cannot read: wrapped in a count.
@@ -562,10 +591,16 @@ async fn row_state(db: &Pool, run_id: &str) -> Result<RowState, sqlx::Error> {
 impl Runs {
     /// An empty registry over `db`, allowing [`DEFAULT_MAX_RUNS_PER_OWNER`] runs per owner.
     pub fn new(db: Pool) -> Self {
+        Self::with_reader(db.clone(), db)
+    }
+
+    /// Like [`Runs::new`], reading other processes' runs through `reads`.
+    pub fn with_reader(db: Pool, reads: Pool) -> Self {
         let (stored, _) = broadcast::channel(256);
         Self {
             inner: Arc::new(Inner {
                 db,
+                reads,
                 node: crate::store::new_id("node"),
                 max_per_owner: AtomicUsize::new(DEFAULT_MAX_RUNS_PER_OWNER),
                 active: Mutex::new(HashMap::new()),
@@ -614,7 +649,7 @@ impl Runs {
         .bind(owner_id)
         .bind(&self.inner.node)
         .bind(fresh_since())
-        .fetch_one(&self.inner.db)
+        .fetch_one(&self.inner.reads)
         .await;
         match counted {
             Ok((n,)) => usize::try_from(n).unwrap_or(0),
@@ -649,6 +684,29 @@ impl Runs {
         owner_id: &str,
         conversation_id: &str,
         wait: Option<Duration>,
+    ) -> Result<Reservation, ReserveError> {
+        self.reserve_place(owner_id, conversation_id, wait, true)
+            .await
+    }
+
+    /// Like [`Runs::reserve`] without waiting, leaving the run's row to the caller, who
+    /// stores it with [`Reservation::store_row`] in the transaction that stores the turn
+    /// (one commit for the conversation, its messages and its run).
+    pub async fn reserve_unstored(
+        &self,
+        owner_id: &str,
+        conversation_id: &str,
+    ) -> Result<Reservation, ReserveError> {
+        self.reserve_place(owner_id, conversation_id, None, false)
+            .await
+    }
+
+    async fn reserve_place(
+        &self,
+        owner_id: &str,
+        conversation_id: &str,
+        wait: Option<Duration>,
+        store_row: bool,
     ) -> Result<Reservation, ReserveError> {
         self.purge_now_and_then();
         let elsewhere = self.running_elsewhere(owner_id).await;
@@ -688,6 +746,9 @@ impl Runs {
             run,
             started: false,
         };
+        if !store_row {
+            return Ok(reservation);
+        }
         let run = &reservation.run;
         if let Err(error) = write_batches(
             &self.inner.db,
@@ -734,7 +795,7 @@ impl Runs {
         )
         .bind(conversation_id)
         .bind(fresh_since())
-        .fetch_optional(&self.inner.db)
+        .fetch_optional(&self.inner.reads)
         .await?;
         Ok(match row {
             Some((id,)) => Current::Remote(id),
@@ -748,7 +809,7 @@ impl Runs {
         self.ensure_listener();
         let runs = self.clone();
         Box::pin(async_stream::stream! {
-            let db = runs.inner.db.clone();
+            let db = runs.inner.reads.clone();
             let postgres = runs.is_postgres();
             // Subscribed before the first read, so no notification falls in between.
             let mut stored = runs.inner.stored.subscribe();

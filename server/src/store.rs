@@ -51,23 +51,40 @@ pub async fn create_conversation(
     assistant: &str,
     now: DateTime<Utc>,
 ) -> Result<Conversation, StoreError> {
-    let id = new_id("conv");
+    let conversation = new_conversation(owner_id, assistant);
+    let mut conn = db.acquire().await?;
+    insert_conversation(&mut conn, &conversation, now).await?;
+    Ok(conversation)
+}
+
+/// A conversation not stored yet, with a fresh id: [`insert_conversation`] stores it, in
+/// the transaction of its first turn.
+pub fn new_conversation(owner_id: &str, assistant: &str) -> Conversation {
+    Conversation {
+        id: new_id("conv"),
+        owner_id: owner_id.to_owned(),
+        assistant: assistant.to_owned(),
+    }
+}
+
+/// Stores a conversation's row on `conn` (in the caller's transaction, if any).
+pub async fn insert_conversation(
+    conn: &mut sqlx::AnyConnection,
+    conversation: &Conversation,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
     let at = timestamp(now);
     sqlx::query(
         "INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)",
     )
-    .bind(&id)
-    .bind(owner_id)
-    .bind(assistant)
+    .bind(&conversation.id)
+    .bind(&conversation.owner_id)
+    .bind(&conversation.assistant)
     .bind(&at)
     .bind(&at)
-    .execute(db)
+    .execute(conn)
     .await?;
-    Ok(Conversation {
-        id,
-        owner_id: owner_id.to_owned(),
-        assistant: assistant.to_owned(),
-    })
+    Ok(())
 }
 
 /// The conversation, if it exists and belongs to `owner_id` (another owner's looks absent).
@@ -131,38 +148,52 @@ pub async fn append_message(
     message: &Message,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let role = match message.role {
-        Some(Role::User) => "user",
-        Some(Role::Assistant) | None => "assistant",
-    };
-    let at = timestamp(now);
     let mut tx = db.begin().await?;
+    append_messages_in(&mut tx, conversation_id, &[message], now).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Appends messages, in order, at the end of the conversation, inside the caller's
+/// transaction `tx` (a turn stores the person's message and the empty reply together).
+pub async fn append_messages_in(
+    tx: &mut sqlx::AnyConnection,
+    conversation_id: &str,
+    messages: &[&Message],
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let at = timestamp(now);
     // Replicas sharing a Postgres database may append to one conversation at once: the row
     // lock makes the second wait and number its message after the first's. (On SQLite the
     // INSERT below already runs under the one write lock.)
     crate::db::lock_for_update(
-        &mut tx,
+        tx,
         "SELECT id FROM conversations WHERE id = $1 FOR UPDATE",
         conversation_id,
     )
     .await?;
-    sqlx::query(
-        "INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
-         VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = $2), $3, $4, $5)",
-    )
-    .bind(&message.id)
-    .bind(conversation_id)
-    .bind(role)
-    .bind(encode(message))
-    .bind(&at)
-    .execute(&mut *tx)
-    .await?;
+    for message in messages {
+        let role = match message.role {
+            Some(Role::User) => "user",
+            Some(Role::Assistant) | None => "assistant",
+        };
+        sqlx::query(
+            "INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+             VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = $2), $3, $4, $5)",
+        )
+        .bind(&message.id)
+        .bind(conversation_id)
+        .bind(role)
+        .bind(encode(message))
+        .bind(&at)
+        .execute(&mut *tx)
+        .await?;
+    }
     sqlx::query("UPDATE conversations SET updated_at = $1 WHERE id = $2")
         .bind(&at)
         .bind(conversation_id)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
     Ok(())
 }
 
@@ -294,6 +325,23 @@ pub async fn take_pending(
 pub async fn finish_pending(db: &Pool, taken: &TakenCall) -> Result<(), StoreError> {
     sqlx::query(
         "DELETE FROM pending_calls WHERE conversation_id = $1 AND tool_call_id = $2 AND taken_by = $3",
+    )
+    .bind(&taken.call.conversation_id)
+    .bind(&taken.call.tool_call_id)
+    .bind(&taken.token)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Gives a taken call back undecided: the decision could not be carried out (our storage
+/// failed before anything happened), so the call is pending again at once and the person
+/// can decide it again, instead of waiting for the take to expire. Does nothing if the
+/// take was lost meanwhile.
+pub async fn release_pending(db: &Pool, taken: &TakenCall) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE pending_calls SET taken_by = NULL, taken_until = NULL \
+         WHERE conversation_id = $1 AND tool_call_id = $2 AND taken_by = $3",
     )
     .bind(&taken.call.conversation_id)
     .bind(&taken.call.tool_call_id)

@@ -39,6 +39,9 @@ pub fn client(settings: &HttpSettings) -> Result<reqwest::Client, ProviderError>
     // rustls needs a process-wide crypto provider; a second install is a harmless no-op.
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
+        // reqwest's default today, stated so it stays: a streamed request body or many
+        // small requests must not wait for delayed ACKs.
+        .tcp_nodelay(true)
         .connect_timeout(settings.connect_timeout)
         .read_timeout(settings.read_timeout)
         .build()

@@ -15,7 +15,18 @@ pub async fn precheck(
     input: &CreateBookingInput,
     ctx: &ToolContext,
 ) -> Result<RestaurantRow, ExecError> {
-    let Some(restaurant) = restaurants::find(&ctx.db, &input.restaurant_id).await? else {
+    check(
+        restaurants::find(&ctx.db, &input.restaurant_id).await?,
+        input,
+    )
+}
+
+/// The rules of [`precheck`] on the restaurant as read (`None`: no such id).
+fn check(
+    restaurant: Option<RestaurantRow>,
+    input: &CreateBookingInput,
+) -> Result<RestaurantRow, ExecError> {
+    let Some(restaurant) = restaurant else {
         return Err(ExecError::invalid(format!(
             "restaurantId: no restaurant has the id \"{}\"; use an id from searchRestaurants",
             input.restaurant_id
@@ -88,11 +99,16 @@ pub async fn run(
 
 /// The booking itself, inside the caller's write transaction.
 async fn book(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut sqlx::AnyConnection,
     input: &CreateBookingInput,
     ctx: &ToolContext,
 ) -> Result<CreateBookingOutput, ExecError> {
-    let restaurant = precheck(input, ctx).await?;
+    // Read on the transaction's own connection: the pool's other connection (SQLite has
+    // one writer) may be exactly the one waiting for this transaction to end.
+    let restaurant = check(
+        restaurants::find(&mut *tx, &input.restaurant_id).await?,
+        input,
+    )?;
     // Reading the slot's seats and inserting must happen with no other booking of this
     // restaurant in between, or capacity could be oversold: SQLite's write lock (taken at
     // BEGIN) or, on Postgres, the restaurant's row lock, which serialises every replica.
@@ -121,7 +137,7 @@ async fn book(
     )
     .bind(&restaurant.id)
     .bind(&slot)
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *tx)
     .await?;
     let status = if taken + i64::from(input.party_size) <= restaurant.seats_per_slot {
         "confirmed"
@@ -142,7 +158,7 @@ async fn book(
     .bind(&slot)
     .bind(status)
     .bind(ctx.now.to_rfc3339_opts(SecondsFormat::Millis, true))
-    .execute(&mut **tx)
+    .execute(&mut *tx)
     .await?;
     match existing(tx, ctx).await? {
         Some(row) => output(row, restaurant.name),
@@ -154,7 +170,7 @@ async fn book(
 }
 
 async fn existing(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut sqlx::AnyConnection,
     ctx: &ToolContext,
 ) -> Result<Option<BookingRow>, ExecError> {
     Ok(sqlx::query_as::<_, BookingRow>(
@@ -163,7 +179,7 @@ async fn existing(
     )
     .bind(&ctx.conversation_id)
     .bind(&ctx.call_id)
-    .fetch_optional(&mut **tx)
+    .fetch_optional(&mut *tx)
     .await?)
 }
 

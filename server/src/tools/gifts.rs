@@ -868,7 +868,7 @@ pub async fn commit(
 /// excludes other writers) and buys it if it is open. `Ok(Err(…))` is a failure that is
 /// stored and replayed; `Err` one that is not.
 async fn purchase(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut sqlx::AnyConnection,
     draft_id: &str,
     input: &CreateCheckoutSessionInput,
     ctx: &ToolContext,
@@ -885,7 +885,7 @@ async fn purchase(
     let draft: Option<DraftRow> = sqlx::query_as(read)
         .bind(draft_id)
         .bind(&ctx.owner_id)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *tx)
         .await?;
     let outcome = match draft {
         None => Err(draft_not_found(draft_id)),
@@ -903,7 +903,7 @@ async fn purchase(
 
 /// Inserts the checkout of an open `draft` and marks the draft committed.
 async fn record_checkout(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut sqlx::AnyConnection,
     draft: &DraftRow,
     input: &CreateCheckoutSessionInput,
     ctx: &ToolContext,
@@ -929,13 +929,13 @@ async fn record_checkout(
     .bind(&session.payment_reference)
     .bind(&input.idempotency_key)
     .bind(ctx.now.to_rfc3339_opts(SecondsFormat::Millis, true))
-    .execute(&mut **tx)
+    .execute(&mut *tx)
     .await?;
     let marked = sqlx::query(
         "UPDATE checkout_drafts SET status = 'committed' WHERE id = $1 AND status = 'open'",
     )
     .bind(&draft.id)
-    .execute(&mut **tx)
+    .execute(&mut *tx)
     .await?;
     if marked.rows_affected() != 1 {
         // The lock (or SQLite's write lock) makes this impossible; if it happens, the

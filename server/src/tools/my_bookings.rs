@@ -11,7 +11,7 @@ use shared::tools::{
     BookingState, BookingSummary, CancelBookingInput, CancelBookingOutput, ErrorCode,
     ListBookingsInput, ListBookingsOutput, ToolError,
 };
-use sqlx::{Any, Transaction};
+use sqlx::AnyConnection;
 
 use super::{restaurants::utc_key, ExecError, ToolContext};
 use crate::{
@@ -194,7 +194,7 @@ pub async fn cancel(
 /// The cancellation itself, inside the caller's write transaction. `Ok(Err(_))` is a
 /// failure to store and replay (`NOT_FOUND`); `Err(_)` is ours, and rolls back.
 async fn cancel_in(
-    tx: &mut Transaction<'static, Any>,
+    tx: &mut AnyConnection,
     input: &CancelBookingInput,
     ctx: &ToolContext,
 ) -> Result<Result<CancelBookingOutput, ToolError>, ExecError> {
@@ -208,7 +208,7 @@ async fn cancel_in(
     let found = sqlx::query_as::<_, SummaryRow>(ONE)
         .bind(&input.booking_id)
         .bind(&ctx.owner_id)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *tx)
         .await?;
     if found.is_none() {
         return Ok(Err(not_found(&input.booking_id)));
@@ -219,14 +219,14 @@ async fn cancel_in(
     )
     .bind(&input.booking_id)
     .bind(&ctx.owner_id)
-    .execute(&mut **tx)
+    .execute(&mut *tx)
     .await?
     .rows_affected();
     // Read again, so the answer is what the database now holds.
     let Some(row) = sqlx::query_as::<_, SummaryRow>(ONE)
         .bind(&input.booking_id)
         .bind(&ctx.owner_id)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *tx)
         .await?
     else {
         return Err(ExecError::Internal(format!(

@@ -198,8 +198,12 @@ impl RestaurantRow {
     }
 }
 
-/// The restaurant with this id, if any.
-pub async fn find(db: &Pool, id: &str) -> Result<Option<RestaurantRow>, sqlx::Error> {
+/// The restaurant with this id, if any; through the pool, or inside a transaction (a
+/// booking reads it on the connection that holds the write lock).
+pub async fn find<'c, E>(db: E, id: &str) -> Result<Option<RestaurantRow>, sqlx::Error>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
     sqlx::query_as::<_, RestaurantRow>(concat!(
         "SELECT ",
         columns!(),

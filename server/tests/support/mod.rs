@@ -157,7 +157,9 @@ async fn spawn_app_full(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
-        axum::serve(listener, server::app(state)).await.unwrap();
+        axum::serve(server::no_delay(listener), server::app(state))
+            .await
+            .unwrap();
     });
     TestApp {
         addr,

@@ -1,0 +1,299 @@
+//! A busy evening on one database: many people chatting and approving at the same moment.
+//!
+//! SQLite lets one transaction write at a time; with several writer connections they
+//! queued on the file lock and, past `busy_timeout`, failed with "database is locked" —
+//! and a failed write in the middle of an approval used up the person's decision with
+//! nothing booked. Here 100 owners chat at once (every reply is stored while the others
+//! write), then approve their bookings at once: every approval ends booked or waitlisted,
+//! no request fails, and every stored conversation agrees with itself (a part that asks
+//! for approval has its pending row and a message that says so; a receipt has its
+//! booking). Run on SQLite and, in the PostgreSQL pass, on PostgreSQL.
+//!
+//! When our storage does fail during an approval, the decision is given back: the call is
+//! pending again, its part still asks, and approving again books it.
+
+mod support;
+
+use std::{collections::HashSet, sync::Arc};
+
+use futures::future::join_all;
+use serde_json::{json, Value};
+use support::{new_client, spawn_app, Reply, TestApp};
+
+const OWNERS: usize = 100;
+const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
+const BOOK: &str = "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00";
+
+/// Every event of a reply, and how its run ended; panics with the events on anything else.
+fn ended(reply: &Reply, status: &str) {
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert!(reply.done, "the stream did not end with [DONE]");
+    assert_eq!(
+        reply.status_of_run().as_deref(),
+        Some(status),
+        "{:#?}",
+        reply.events
+    );
+}
+
+/// A restaurant conversation of `client` paused on its createBooking confirmation.
+async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, String) {
+    let search = app.post(client, "/api/chat", json!({"text": SEARCH})).await;
+    ended(&search, "completed");
+    let conversation = search.conversation_id();
+    let booking = app
+        .post(
+            client,
+            "/api/chat",
+            json!({"conversationId": conversation, "text": BOOK}),
+        )
+        .await;
+    ended(&booking, "awaiting-approval");
+    let call = booking.call_id("createBooking");
+    assert!(!call.is_empty());
+    (conversation, call)
+}
+
+async fn approve(app: &TestApp, client: &reqwest::Client, conversation: &str, call: &str) -> Reply {
+    app.post(
+        client,
+        "/api/approvals",
+        json!({"conversationId": conversation, "toolCallId": call, "approved": true}),
+    )
+    .await
+}
+
+/// The booking a reply's createBooking output names, with its status.
+fn booked(reply: &Reply, call: &str) -> (String, String) {
+    let output = reply
+        .of_type("tool-output-available")
+        .into_iter()
+        .find(|e| e["toolCallId"] == call)
+        .map(|e| e["output"].clone())
+        .unwrap_or_else(|| panic!("no output for {call}: {:#?}", reply.events));
+    (
+        output["bookingId"].as_str().unwrap_or_default().to_owned(),
+        output["status"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// Checks that a stored conversation agrees with itself and with the database: a part
+/// waiting for approval has its pending row and its message says it waits; a message that
+/// says it waits has such a part; a booking receipt names a committed booking. Returns the
+/// parts by call id.
+async fn consistent(app: &TestApp, client: &reqwest::Client, conversation: &str) -> Vec<Value> {
+    let response = client
+        .get(app.url(&format!("/api/conversations/{conversation}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert!(
+        body.get("running").is_none(),
+        "a reply is still being written: {body:#}"
+    );
+    let pending: Vec<(String,)> =
+        sqlx::query_as("SELECT tool_call_id FROM pending_calls WHERE conversation_id = $1")
+            .bind(conversation)
+            .fetch_all(&app.pool)
+            .await
+            .unwrap();
+    let pending: HashSet<String> = pending.into_iter().map(|(id,)| id).collect();
+    let mut parts = Vec::new();
+    for message in body["messages"].as_array().unwrap() {
+        let status = message["status"].as_str().unwrap_or_default();
+        let mut waiting = 0;
+        for part in message["parts"].as_array().cloned().unwrap_or_default() {
+            let id = part["id"].as_str().unwrap_or_default().to_owned();
+            match part["state"].as_str().unwrap_or_default() {
+                "approval-requested" => {
+                    waiting += 1;
+                    assert!(
+                        pending.contains(&id),
+                        "{id} asks for approval but is not pending"
+                    );
+                    assert_eq!(status, "awaiting-approval", "{message:#}");
+                }
+                "approval-responded" | "input-streaming" | "input-available" => {
+                    panic!("a finished run left a part half-way: {part:#}")
+                }
+                "output-available" if part["type"] == "tool-createBooking" => {
+                    let id = part["output"]["bookingId"].as_str().unwrap_or_default();
+                    let (n,): (i64,) =
+                        sqlx::query_as("SELECT COUNT(*) FROM bookings WHERE id = $1")
+                            .bind(id)
+                            .fetch_one(&app.pool)
+                            .await
+                            .unwrap();
+                    assert_eq!(
+                        n, 1,
+                        "a receipt for booking {id}, which is not in the database"
+                    );
+                }
+                _ => assert!(
+                    !pending.contains(&id),
+                    "{id} is pending but its part is {part:#}"
+                ),
+            }
+            parts.push(part);
+        }
+        if status == "awaiting-approval" {
+            assert!(waiting > 0, "the message waits for nothing: {message:#}");
+        }
+    }
+    parts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hundred_people_chat_then_approve_at_the_same_moment() {
+    let app = Arc::new(spawn_app().await);
+    let clients: Vec<reqwest::Client> = (0..OWNERS).map(|_| new_client()).collect();
+
+    // 200 replies written at once by 100 owners (a search, then a booking request each).
+    let started = Arc::new(tokio::sync::Barrier::new(OWNERS));
+    let calls = join_all(clients.iter().cloned().map(|client| {
+        let (app, started) = (Arc::clone(&app), Arc::clone(&started));
+        tokio::spawn(async move {
+            started.wait().await;
+            let (conversation, call) = pending_booking(&app, &client).await;
+            (client, conversation, call)
+        })
+    }))
+    .await;
+    let calls: Vec<_> = calls.into_iter().map(|joined| joined.unwrap()).collect();
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM pending_calls").await,
+        OWNERS as i64
+    );
+    for (client, conversation, _) in &calls {
+        consistent(&app, client, conversation).await;
+    }
+
+    // Then every one of them presses "confirm" at the same moment.
+    let go = Arc::new(tokio::sync::Barrier::new(OWNERS));
+    let replies = join_all(calls.iter().cloned().map(|(client, conversation, call)| {
+        let (app, go) = (Arc::clone(&app), Arc::clone(&go));
+        tokio::spawn(async move {
+            go.wait().await;
+            let reply = approve(&app, &client, &conversation, &call).await;
+            (reply, call)
+        })
+    }))
+    .await;
+    let mut statuses = Vec::new();
+    let mut ids = HashSet::new();
+    for joined in replies {
+        let (reply, call) = joined.unwrap();
+        ended(&reply, "completed");
+        assert!(
+            reply.of_type("tool-output-error").is_empty() && reply.of_type("error").is_empty(),
+            "{:#?}",
+            reply.events
+        );
+        let (id, status) = booked(&reply, &call);
+        assert!(ids.insert(id), "two approvals got one booking");
+        statuses.push(status);
+    }
+    assert!(
+        statuses
+            .iter()
+            .all(|s| s == "confirmed" || s == "waitlisted"),
+        "{statuses:?}"
+    );
+    // One slot, 4 guests each: it fills up, and the rest wait — none is lost.
+    assert!(statuses.iter().any(|s| s == "confirmed"));
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM bookings").await,
+        OWNERS as i64
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM idempotency_keys WHERE state = 'done'")
+            .await,
+        OWNERS as i64
+    );
+    for (client, conversation, call) in &calls {
+        let parts = consistent(&app, client, conversation).await;
+        let part = parts.iter().find(|p| p["id"] == call.as_str()).unwrap();
+        assert_eq!(part["state"], "output-available", "{part:#}");
+    }
+}
+
+/// Makes every booking insert fail as a broken disk would, until [`heal`].
+async fn break_bookings(app: &TestApp) {
+    let statements: &[&'static str] = if app.db_url.starts_with("postgres") {
+        &[
+            "CREATE FUNCTION datban_test_fail() RETURNS trigger AS $$ BEGIN \
+             RAISE EXCEPTION 'disk on fire'; END; $$ LANGUAGE plpgsql",
+            "CREATE TRIGGER datban_test_fail BEFORE INSERT ON bookings \
+             FOR EACH ROW EXECUTE FUNCTION datban_test_fail()",
+        ]
+    } else {
+        &["CREATE TRIGGER datban_test_fail BEFORE INSERT ON bookings \
+           BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"]
+    };
+    for statement in statements {
+        sqlx::query(*statement).execute(&app.pool).await.unwrap();
+    }
+}
+
+async fn heal(app: &TestApp) {
+    let statement = if app.db_url.starts_with("postgres") {
+        "DROP TRIGGER datban_test_fail ON bookings"
+    } else {
+        "DROP TRIGGER datban_test_fail"
+    };
+    sqlx::query(statement).execute(&app.pool).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_storage_failure_gives_the_decision_back() {
+    let app = spawn_app().await;
+    let (conversation, call) = pending_booking(&app, &app.client).await;
+    break_bookings(&app).await;
+
+    let failed = approve(&app, &app.client, &conversation, &call).await;
+    ended(&failed, "awaiting-approval");
+    // Nothing about the call was answered: no output, no error, no "approved".
+    for kind in [
+        "tool-output-available",
+        "tool-output-error",
+        "tool-output-denied",
+    ] {
+        assert!(
+            failed.of_type(kind).is_empty(),
+            "{kind}: {:#?}",
+            failed.events
+        );
+    }
+    let notice = failed.of_type("error");
+    assert_eq!(notice.len(), 1, "{:#?}", failed.events);
+    let text = notice[0]["errorText"].as_str().unwrap_or_default();
+    assert!(
+        !text.contains("disk on fire") && !text.to_lowercase().contains("sql"),
+        "{text}"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    // Pending again at once (not taken until a lease runs out), and the part still asks.
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM pending_calls WHERE taken_by IS NULL")
+            .await,
+        1
+    );
+    let parts = consistent(&app, &app.client, &conversation).await;
+    let part = parts.iter().find(|p| p["id"] == call.as_str()).unwrap();
+    assert_eq!(part["state"], "approval-requested", "{part:#}");
+
+    // Once storage works again, the same confirmation books.
+    heal(&app).await;
+    let booked_now = approve(&app, &app.client, &conversation, &call).await;
+    ended(&booked_now, "completed");
+    let (id, status) = booked(&booked_now, &call);
+    assert!(
+        id.starts_with("BK-") && status == "confirmed",
+        "{id} {status}"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    consistent(&app, &app.client, &conversation).await;
+}

@@ -253,6 +253,11 @@ impl Durable {
         }
     }
 
+    /// The connection, for a single durable statement (its own autocommit transaction).
+    pub fn connection(&mut self) -> &mut sqlx::AnyConnection {
+        &mut self.conn
+    }
+
     /// Gives the connection back with the writer's usual setting. If this fails, or the
     /// effect's task is dropped before, the connection only stays slower (every commit
     /// synced), never less safe.

@@ -66,7 +66,7 @@ const PURGE_EVERY: Duration = Duration::from_secs(60);
 const LIVE_CAPACITY: usize = 1024;
 /// Events read from the database per query.
 const PAGE: usize = 500;
-/// Events written per statement: 3 parameters each, well under SQLite's 32,766.
+/// Events written per statement: 2 parameters each, well under SQLite's 32,766.
 const EVENTS_PER_INSERT: usize = 200;
 
 /// A stream of a run's events, each already serialised as one UI Message Stream chunk.
@@ -512,19 +512,18 @@ async fn write_batches(
         // events, and each statement is a round trip to the database.
         for (chunk_index, chunk) in batch.events.chunks(EVENTS_PER_INSERT).enumerate() {
             let first = batch.from + chunk_index * EVENTS_PER_INSERT + 1;
-            let mut insert = sqlx::QueryBuilder::<sqlx::Any>::new(
-                "INSERT INTO run_events (run_id, seq, event) ",
-            );
-            insert.push_values(chunk.iter().enumerate(), |mut row, (index, data)| {
-                let seq = i64::try_from(first + index).unwrap_or(i64::MAX);
-                row.push_bind(run.id.as_str())
-                    .push_bind(seq)
-                    .push_bind(data.as_ref());
-            });
-            insert.push(" ON CONFLICT (run_id, seq) DO NOTHING");
+            let sql = insert_events_sql(chunk.len());
             // Not kept prepared: each length is its own statement, and they would push
             // the statements every request uses out of the connection's cache.
-            insert.build().persistent(false).execute(&mut *tx).await?;
+            let mut insert = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .persistent(false)
+                .bind(run.id.as_str());
+            for (index, data) in chunk.iter().enumerate() {
+                insert = insert
+                    .bind(i64::try_from(first + index).unwrap_or(i64::MAX))
+                    .bind(data.as_ref());
+            }
+            insert.execute(&mut *tx).await?;
         }
         if postgres && (batch.done || !batch.events.is_empty()) {
             // pg_notify returns void, which the Any driver cannot read: wrapped in a count.
@@ -536,6 +535,24 @@ async fn write_batches(
         }
     }
     tx.commit().await
+}
+
+/// `INSERT` of `rows` events of one run: the run id is `$1`, then each event's number and
+/// text. Built from numbers only (no data goes into the text), in the `$n` placeholders
+/// both backends read — sqlx's `QueryBuilder` writes `?` for the Any driver, which
+/// PostgreSQL refuses.
+fn insert_events_sql(rows: usize) -> String {
+    use std::fmt::Write;
+    let mut sql = String::with_capacity(64 + rows * 12);
+    sql.push_str("INSERT INTO run_events (run_id, seq, event) VALUES ");
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        let _ = write!(sql, "($1, ${}, ${})", 2 * row + 2, 2 * row + 3);
+    }
+    sql.push_str(" ON CONFLICT (run_id, seq) DO NOTHING");
+    sql
 }
 
 /// The runs of `node` another process asked to stop.
@@ -1025,6 +1042,65 @@ mod tests {
             id: "t".into(),
             delta: n.to_string(),
         }
+    }
+
+    #[test]
+    fn the_events_insert_numbers_its_placeholders() {
+        assert_eq!(
+            insert_events_sql(2),
+            "INSERT INTO run_events (run_id, seq, event) VALUES ($1, $2, $3), ($1, $4, $5) \
+             ON CONFLICT (run_id, seq) DO NOTHING"
+        );
+    }
+
+    /// More events than one statement takes, in two batches, on the backend under test:
+    /// every event is stored once, numbered in order, and reads back as it was.
+    #[tokio::test]
+    async fn large_batches_are_stored_whole_and_in_order() {
+        let (pool, _db) = db::test_pool().await;
+        let conversation = crate::store::create_conversation(&pool, "own_a", "restaurant", now())
+            .await
+            .unwrap();
+        let run = Arc::new(ActiveRun::new(&conversation.id, "own_a"));
+        let total = EVENTS_PER_INSERT * 2 + 50;
+        for n in 0..total {
+            run.push(&delta(n));
+        }
+        let (_, events) = run.unstored();
+        let split = EVENTS_PER_INSERT + 7;
+        let postgres = db::backend(&pool) == Backend::Postgres;
+        for (from, part, done) in [
+            (0, &events[..split], false),
+            (split, &events[split..], true),
+        ] {
+            let batch = Batch {
+                run: Arc::clone(&run),
+                from,
+                events: part.to_vec(),
+                done,
+            };
+            write_batches(&pool, "node_t", &[batch], postgres)
+                .await
+                .unwrap();
+        }
+        let mut stored = Vec::new();
+        loop {
+            let page = stored_events(&pool, run.id(), stored.len() as u64)
+                .await
+                .unwrap();
+            if page.is_empty() {
+                break;
+            }
+            for (seq, data) in page {
+                assert_eq!(seq, stored.len() as i64 + 1);
+                stored.push(Arc::<str>::from(data));
+            }
+        }
+        assert_eq!(numbers(&stored), (0..total).collect::<Vec<_>>());
+        assert!(matches!(
+            row_state(&pool, run.id()).await.unwrap(),
+            RowState::Done
+        ));
     }
 
     fn numbers(events: &[Arc<str>]) -> Vec<usize> {

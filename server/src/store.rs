@@ -229,9 +229,21 @@ pub struct PendingCall {
     pub input: String,
 }
 
-/// Stores a pending call.
+/// Stores a pending call, durably (synced to disk, see [`crate::db::Durable`]) before the
+/// confirmation form is streamed: a person who saw the form can always decide it.
 pub async fn insert_pending(
     db: &Pool,
+    call: &PendingCall,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let mut durable = crate::db::Durable::acquire(db).await?;
+    let stored = insert_pending_on(durable.connection(), call, now).await;
+    durable.release().await;
+    stored
+}
+
+async fn insert_pending_on(
+    conn: &mut sqlx::AnyConnection,
     call: &PendingCall,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
@@ -246,7 +258,7 @@ pub async fn insert_pending(
     .bind(&call.tool_name)
     .bind(&call.input)
     .bind(timestamp(now))
-    .execute(db)
+    .execute(conn)
     .await?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! test commands build the site themselves (cargo + wasm-bindgen), writing the same
 //! files to the same places cargo-leptos does, so one server binary serves either.
 
+mod bench;
 mod cmd;
 mod e2e;
 mod fuzz;
@@ -33,6 +34,9 @@ commands:
   build [--release] set up, then build the site and the server
   setup-dev         also install cargo-leptos, for `cargo leptos watch`
   watch             `cargo leptos watch` with the toolchain set-up chose
+  bench [--peer]    build the server in release and print its benchmark
+                    table (server and load pinned to one core each); with
+                    --peer, the same workload against an AI SDK 7 server
   help              this text
 ";
 
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
             .and_then(|s| s.ensure_dev_tools())
             .map(drop),
         Some("watch") => watch(),
+        Some("bench") => Workspace::locate().and_then(|ws| bench::command(&ws, &args[1..])),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");
             Ok(())

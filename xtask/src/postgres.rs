@@ -68,7 +68,7 @@ pub fn test_server(ws: &Workspace) -> Result<(), Failure> {
 }
 
 /// The newest `/usr/lib/postgresql/<version>/bin`, installing the package when there is none.
-fn ensure_binaries() -> Result<PathBuf, Failure> {
+pub(crate) fn ensure_binaries() -> Result<PathBuf, Failure> {
     if let Some(bin) = find_bin_dir(Path::new(BIN_ROOT)) {
         return Ok(bin);
     }
@@ -102,7 +102,7 @@ fn parse_version(name: &str) -> Option<Vec<u32>> {
 
 /// A running throwaway cluster. Dropping it stops the server and deletes the folder, so a
 /// failing test run or a failed start leaves nothing behind.
-struct Cluster {
+pub(crate) struct Cluster {
     /// The temporary folder: `data/`, `sock/` and `postgres.log`.
     base: PathBuf,
     /// The server tools.
@@ -115,7 +115,7 @@ struct Cluster {
 }
 
 impl Cluster {
-    fn start(bin: &Path) -> Result<Self, Failure> {
+    pub(crate) fn start(bin: &Path) -> Result<Self, Failure> {
         let as_os_user = cmd::is_root();
         if as_os_user && cmd::output(Command::new("id").args(["-u", OS_USER])).is_none() {
             return Err(Failure::new(format!(
@@ -221,8 +221,19 @@ impl Cluster {
         self.base.join("postgres.log")
     }
 
-    fn admin_url(&self) -> String {
+    pub(crate) fn admin_url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// The server's process, the parent of every backend (first line of `postmaster.pid`).
+    pub(crate) fn postmaster_pid(&self) -> Option<u32> {
+        fs::read_to_string(self.base.join("data/postmaster.pid"))
+            .ok()?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
     }
 
     /// pg_ctl -w already waited for the server to be ready; this checks it is ready on

@@ -1,0 +1,286 @@
+//! `cargo xtask bench [--peer]`: the release server under load, pinned to one core, with
+//! the load generator on the other, and the figures set against the targets of issue 10.
+//!
+//! Everything is measured in one sitting so that ratios against the peer (an AI SDK 7
+//! server, `--peer`) compare like with like on the same machine. Missed targets are
+//! reported, never fatal: this is a benchmark. A reply that fails its checks is fatal,
+//! after the table: figures from broken replies mean nothing.
+
+mod load;
+mod micro;
+mod peer;
+mod report;
+mod server;
+mod sse;
+mod sys;
+
+use std::{
+    net::SocketAddr,
+    path::Path,
+    process::Command,
+    time::{Duration, Instant},
+};
+
+use crate::{
+    cmd::{self, Failure},
+    postgres, site, Workspace,
+};
+use load::{OpenReplies, Window};
+use server::Server;
+
+/// The core the load generator runs on (servers take [`server::SERVER_CORE`]).
+const LOAD_CORE: usize = 1;
+const CONCURRENCY: [usize; 3] = [1, 16, 64];
+const WARMUP: Duration = Duration::from_secs(1);
+const WINDOW: Duration = Duration::from_secs(4);
+/// Replies held open at once for the memory figure.
+const OPEN_REPLIES: [usize; 2] = [1_000, 10_000];
+/// The offline model's pause per token while replies are held open: long enough that
+/// none finishes while the others are being opened.
+const SLOW_TOKEN_DELAY_MS: u64 = 2000;
+/// How long opening K replies may take before the rest count as failed.
+const OPEN_DEADLINE: Duration = Duration::from_secs(120);
+/// Sockets of the held-open replies, on both ends, plus some slack.
+const OPEN_FILES: u64 = 65_536;
+
+/// The figures of one server.
+pub struct Measured {
+    pub label: String,
+    pub windows: Vec<Window>,
+    pub open: Vec<OpenReplies>,
+    /// Names the processes whose CPU each window's `cpu_seconds` holds, after the server.
+    pub extra_cpu: Option<&'static str>,
+}
+
+impl Measured {
+    fn failures(&self) -> u64 {
+        self.windows.iter().map(|w| w.failures.total).sum::<u64>()
+            + self.open.iter().map(|o| o.failures.total).sum::<u64>()
+    }
+}
+
+pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
+    let with_peer = match args {
+        [] => false,
+        [flag] if flag == "--peer" => true,
+        _ => {
+            return Err(Failure::new(format!(
+                "unexpected arguments {args:?}: `cargo xtask bench [--peer]`"
+            )))
+        }
+    };
+    for tool in ["taskset", "prlimit"] {
+        if cmd::output(Command::new("which").arg(tool)).is_none() {
+            return Err(Failure::new(format!(
+                "`{tool}` (util-linux) is needed to pin the servers and raise the open-files \
+                 limit; it is in Debian's util-linux package"
+            )));
+        }
+    }
+    // Everything that compiles or installs runs before the pinning, on both cores.
+    let peer = if with_peer {
+        Some(peer::prepare(ws)?)
+    } else {
+        None
+    };
+    let binary = site::build_server(ws, true)?;
+    let micro = micro::run(ws)?;
+
+    let machine = sys::machine();
+    let date =
+        cmd::output(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"])).unwrap_or_default();
+    let open_files = sys::raise_open_files(OPEN_FILES);
+    sys::pin_self(LOAD_CORE)?;
+
+    cmd::step("datban, SQLite file: runs at C=1/16/64, then replies held open");
+    let datban = datban_sqlite(ws, &binary, open_files)?;
+    cmd::step("datban, PostgreSQL (a throwaway cluster on the server's core)");
+    let postgres = match datban_postgres(ws, &binary) {
+        Ok(measured) => Some(measured),
+        Err(failure) => {
+            println!("bench: PostgreSQL not measured: {failure}");
+            None
+        }
+    };
+    let peer = match &peer {
+        Some(peer) => {
+            cmd::step("the peer: AI SDK 7 on Node 22, the same workload");
+            Some(peer::measure(peer, open_files)?)
+        }
+        None => None,
+    };
+
+    let context = report::Context {
+        date,
+        machine,
+        micro,
+        open_files,
+    };
+    report::print(&context, &datban, postgres.as_ref(), peer.as_ref());
+
+    let failed: u64 = [Some(&datban), postgres.as_ref(), peer.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(Measured::failures)
+        .sum();
+    if failed > 0 {
+        return Err(Failure::new(format!(
+            "{failed} replies failed their checks (listed above); the figures are not valid"
+        )));
+    }
+    Ok(())
+}
+
+/// The environment of a datban server under load.
+fn datban_env(
+    ws: &Workspace,
+    addr: SocketAddr,
+    database_url: &str,
+    delay_ms: u64,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("LEPTOS_OUTPUT_NAME", site::OUTPUT_NAME.to_owned()),
+        ("LEPTOS_SITE_ROOT", ws.site_root().display().to_string()),
+        ("LEPTOS_SITE_PKG_DIR", "pkg".to_owned()),
+        ("LEPTOS_SITE_ADDR", addr.to_string()),
+        ("LEPTOS_ENV", "PROD".to_owned()),
+        ("DATABASE_URL", database_url.to_owned()),
+        ("DATBAN_PROVIDER", "offline".to_owned()),
+        ("DATBAN_OFFLINE_TOKEN_DELAY_MS", delay_ms.to_string()),
+        ("DATBAN_RATE_PER_MINUTE", "0".to_owned()),
+        // The server's maximum; each virtual client runs one reply at a time anyway.
+        ("DATBAN_MAX_RUNS_PER_OWNER", "1000".to_owned()),
+        ("RUST_LOG", "warn".to_owned()),
+    ]
+}
+
+fn start_datban(
+    ws: &Workspace,
+    binary: &Path,
+    label: &str,
+    database_url: Option<&str>,
+    delay_ms: u64,
+) -> Result<Server, Failure> {
+    let dir = server::temp_dir(label)?;
+    let addr = server::free_addr()?;
+    let sqlite = format!("sqlite://{}", dir.join("bench.db").display());
+    let env = datban_env(ws, addr, database_url.unwrap_or(&sqlite), delay_ms);
+    Server::start(label, binary, &[], &env, addr, dir)
+}
+
+fn datban_sqlite(ws: &Workspace, binary: &Path, open_files: u64) -> Result<Measured, Failure> {
+    let server = start_datban(ws, binary, "sqlite", None, 0)?;
+    let pid = server.pid;
+    let ticks = sys::clock_ticks();
+    let probe = move || vec![sys::cpu_ticks(pid).unwrap_or(0) as f64 / ticks];
+    let windows = run_windows(&server, &probe);
+    drop(server);
+
+    let mut open = Vec::new();
+    for k in OPEN_REPLIES {
+        let Some(k) = fit_open_files(k, open_files) else {
+            continue;
+        };
+        let server = start_datban(ws, binary, "sqlite-open", None, SLOW_TOKEN_DELAY_MS)?;
+        open.push(hold_open(&server, k));
+    }
+    Ok(Measured {
+        label: "datban, SQLite file".to_owned(),
+        windows,
+        open,
+        extra_cpu: None,
+    })
+}
+
+fn datban_postgres(ws: &Workspace, binary: &Path) -> Result<Measured, Failure> {
+    let bin = postgres::ensure_binaries()?;
+    // The cluster's processes inherit the pinning of the process that starts them: the
+    // database shares the server's core, as SQLite does inside the server's process.
+    sys::pin_self(server::SERVER_CORE)?;
+    let cluster = postgres::Cluster::start(&bin);
+    sys::pin_self(LOAD_CORE)?;
+    let cluster = cluster?;
+    let postmaster = cluster
+        .postmaster_pid()
+        .ok_or_else(|| Failure::new("cannot read the cluster's postmaster.pid"))?;
+    let server = start_datban(ws, binary, "postgres", Some(&cluster.admin_url()), 0)?;
+    let pid = server.pid;
+    let ticks = sys::clock_ticks();
+    let probe = move || {
+        let database: u64 = sys::with_children(postmaster)
+            .into_iter()
+            .filter_map(sys::cpu_ticks)
+            .sum();
+        vec![
+            sys::cpu_ticks(pid).unwrap_or(0) as f64 / ticks,
+            database as f64 / ticks,
+        ]
+    };
+    let windows = run_windows(&server, &probe);
+    if windows.iter().any(|w| w.failures.total > 0) {
+        server.print_log_tail();
+    }
+    drop(server);
+    drop(cluster);
+    Ok(Measured {
+        label: "datban, PostgreSQL".to_owned(),
+        windows,
+        open: Vec::new(),
+        extra_cpu: Some("postgres"),
+    })
+}
+
+/// The closed-loop windows at every concurrency, against a running server.
+fn run_windows(server: &Server, probe: &(dyn Fn() -> Vec<f64> + Sync)) -> Vec<Window> {
+    CONCURRENCY
+        .iter()
+        .map(|&c| {
+            let window = load::closed_loop(server.addr, c, WARMUP, WINDOW, probe);
+            println!(
+                "bench: C={c:>2}: {:.0} runs/s, p50 {}, p99 {}, {} failed",
+                window.runs_per_second(),
+                report::ms(window.percentile(0.5)),
+                report::ms(window.percentile(0.99)),
+                window.failures.total
+            );
+            for cause in window.failures.describe() {
+                println!("  {cause}");
+            }
+            if window.failures.total > 0 && server.log_lines() > 0 {
+                server.print_log_tail();
+            }
+            window
+        })
+        .collect()
+}
+
+/// `k` when one end of `k` sockets fits in the open-files limit (the server inherits the
+/// same limit for its end); `None` leaves that figure out.
+fn fit_open_files(k: usize, limit: u64) -> Option<usize> {
+    let room = limit.saturating_sub(256) as usize;
+    if room >= k {
+        Some(k)
+    } else {
+        println!("bench: the open-files limit is {limit}; {k} replies held open are left out");
+        None
+    }
+}
+
+fn hold_open(server: &Server, k: usize) -> OpenReplies {
+    let pid = server.pid;
+    let started = Instant::now();
+    let open = load::open_replies(server.addr, k, OPEN_DEADLINE, &|| sys::rss_kib(pid));
+    println!(
+        "bench: {k} replies held open: {} had their first event after {:.1} s; RSS {} → {} KiB ({})",
+        open.open,
+        started.elapsed().as_secs_f64(),
+        open.rss_before_kib,
+        open.rss_after_kib,
+        open.kib_per_reply()
+            .map_or("-".to_owned(), |kib| format!("{kib:.1} KiB per reply"))
+    );
+    for cause in open.failures.describe() {
+        println!("  {cause}");
+    }
+    open
+}

@@ -225,13 +225,17 @@ pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, ClientError> 
     let text = response_text(&response)
         .await
         .ok_or_else(|| ClientError::local(INTERRUPTED))?;
-    serde_json::from_str(&text).map_err(|error| {
-        leptos::logging::warn!("datban: unreadable answer from {url}: {error}");
-        ClientError {
-            status: Some(response.status()),
-            message: "Máy chủ trả về dữ liệu không đọc được.".to_owned(),
-        }
-    })
+    // Through `Value` (see `sse::parse_data`): deserializing a conversation straight from
+    // text would add a second copy of every message part's deserializer to the bundle.
+    serde_json::from_str::<serde_json::Value>(&text)
+        .and_then(serde_json::from_value)
+        .map_err(|error| {
+            leptos::logging::warn!("datban: unreadable answer from {url}: {error}");
+            ClientError {
+                status: Some(response.status()),
+                message: "Máy chủ trả về dữ liệu không đọc được.".to_owned(),
+            }
+        })
 }
 
 async fn fetch(

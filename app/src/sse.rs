@@ -138,7 +138,9 @@ fn parse_data(data: &[u8]) -> SseItem {
     if text.trim() == "[DONE]" {
         return SseItem::Done;
     }
-    match serde_json::from_str::<AgentEvent>(text) {
+    // Through `Value`, like every JSON the page reads: the typed parts then have one
+    // deserializer per type in the bundle (from `Value`) instead of one per input kind.
+    match serde_json::from_str::<serde_json::Value>(text).and_then(serde_json::from_value) {
         Ok(event) => SseItem::Event(event),
         Err(error) => SseItem::Malformed {
             data: text.to_owned(),

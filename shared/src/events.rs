@@ -17,7 +17,11 @@ use crate::{
 pub const UI_MESSAGE_STREAM_VERSION: &str = "v1";
 
 /// One step of an agent run, as streamed to the browser.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// In the browser `Deserialize` is the hand-written [`event_from_value`], for the reason
+// given at `MessagePart`: the derived impl buffers the tagged event and compiles a second
+// deserializer for everything in it. The server keeps the derived impl.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(
     tag = "type",
     rename_all = "kebab-case",
@@ -137,6 +141,91 @@ pub enum AgentEvent {
         /// What the person sees.
         error_text: String,
     },
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<'de> Deserialize<'de> for AgentEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        event_from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Reads an event in the wire format the derived `Deserialize` of [`AgentEvent`] accepts.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn event_from_value(value: Value) -> Result<AgentEvent, String> {
+    use crate::message::{take, take_opt, take_str, typed};
+
+    let Value::Object(mut fields) = value else {
+        return Err("an event must be an object".to_owned());
+    };
+    let f = &mut fields;
+    Ok(match take_str(f, "type")?.as_str() {
+        "start" => AgentEvent::Start {
+            message_id: take_str(f, "messageId")?,
+            message_metadata: take_opt(f, "messageMetadata")?,
+        },
+        "start-step" => AgentEvent::StartStep,
+        "finish-step" => AgentEvent::FinishStep,
+        "text-start" => AgentEvent::TextStart {
+            id: take_str(f, "id")?,
+        },
+        "text-delta" => AgentEvent::TextDelta {
+            id: take_str(f, "id")?,
+            delta: take_str(f, "delta")?,
+        },
+        "text-end" => AgentEvent::TextEnd {
+            id: take_str(f, "id")?,
+        },
+        "tool-input-start" => AgentEvent::ToolInputStart {
+            tool_call_id: take_str(f, "toolCallId")?,
+            tool_name: take_str(f, "toolName")?,
+        },
+        "tool-input-delta" => AgentEvent::ToolInputDelta {
+            tool_call_id: take_str(f, "toolCallId")?,
+            input_text_delta: take_str(f, "inputTextDelta")?,
+        },
+        "tool-input-available" => AgentEvent::ToolInputAvailable {
+            tool_call_id: take_str(f, "toolCallId")?,
+            tool_name: take_str(f, "toolName")?,
+            input: take(f, "input")?,
+        },
+        "tool-input-error" => AgentEvent::ToolInputError {
+            tool_call_id: take_str(f, "toolCallId")?,
+            tool_name: take_str(f, "toolName")?,
+            input: take(f, "input")?,
+            error_text: take_str(f, "errorText")?,
+            error: typed(take(f, "error")?)?,
+        },
+        "tool-approval-request" => AgentEvent::ToolApprovalRequest {
+            approval_id: take_str(f, "approvalId")?,
+            tool_call_id: take_str(f, "toolCallId")?,
+        },
+        "tool-approval-response" => AgentEvent::ToolApprovalResponse {
+            tool_call_id: take_str(f, "toolCallId")?,
+            approved: typed(take(f, "approved")?)?,
+            input: f.remove("input").filter(|input| !input.is_null()),
+        },
+        "tool-output-available" => AgentEvent::ToolOutputAvailable {
+            tool_call_id: take_str(f, "toolCallId")?,
+            output: take(f, "output")?,
+        },
+        "tool-output-error" => AgentEvent::ToolOutputError {
+            tool_call_id: take_str(f, "toolCallId")?,
+            error_text: take_str(f, "errorText")?,
+            error: typed(take(f, "error")?)?,
+        },
+        "tool-output-denied" => AgentEvent::ToolOutputDenied {
+            tool_call_id: take_str(f, "toolCallId")?,
+        },
+        "finish" => AgentEvent::Finish {
+            message_metadata: typed(take(f, "messageMetadata")?)?,
+        },
+        "error" => AgentEvent::Error {
+            error_text: take_str(f, "errorText")?,
+        },
+        other => return Err(format!("unknown variant `{other}`")),
+    })
 }
 
 /// Whether [`Message::apply`] used an event.
@@ -860,6 +949,9 @@ mod proptests {
                 let json = serde_json::to_string(event).unwrap();
                 let back: AgentEvent = serde_json::from_str(&json).unwrap();
                 prop_assert_eq!(&back, event, "event round trip");
+                // The browser's reader of events agrees with the derived one.
+                let value = serde_json::to_value(event).unwrap();
+                prop_assert_eq!(&event_from_value(value), &Ok(event.clone()));
 
                 let before = tool_states(&message);
                 let state_of = |id: &str| message.tool_part(id).map(ToolPart::state_name);
@@ -947,7 +1039,52 @@ mod proptests {
             }
             let json = serde_json::to_string(&message).unwrap();
             let back: Message = serde_json::from_str(&json).unwrap();
-            prop_assert_eq!(back, message);
+            prop_assert_eq!(&back, &message);
+            // The browser's reader of parts agrees with the derived one the server uses.
+            for part in &message.parts {
+                let json = serde_json::to_value(part).unwrap();
+                prop_assert_eq!(crate::message::part_from_value(json), Ok(part.clone()));
+            }
+        }
+    }
+}
+
+// Natively `Deserialize` is the derived impl, so these compare the browser's reader with it.
+// (Only the object form: the derived impl also reads `["start-step"]`, which no server sends.)
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod reader_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_browsers_reader_of_events_agrees_with_the_derived_one() {
+        let cases = [
+            json!({"type": "start", "messageId": "m"}),
+            json!({"type": "start", "messageId": "m", "messageMetadata": null}),
+            json!({"type": "start", "messageId": "m", "messageMetadata": {"conversationId": "c"}}),
+            json!({"type": "start"}),
+            json!({"type": "finish", "messageMetadata": {"status": "stopped"}}),
+            json!({"type": "finish"}),
+            json!({"type": "tool-input-available", "toolCallId": "c", "toolName": "getWeather",
+                   "input": null}),
+            json!({"type": "tool-input-available", "toolCallId": "c", "toolName": "getWeather"}),
+            json!({"type": "tool-approval-response", "toolCallId": "c", "approved": true}),
+            json!({"type": "tool-approval-response", "toolCallId": "c", "approved": true,
+                   "input": null}),
+            json!({"type": "tool-approval-response", "toolCallId": "c", "approved": "yes"}),
+            json!({"type": "tool-output-error", "toolCallId": "c", "errorText": "x",
+                   "error": {"code": "UPSTREAM_TIMEOUT", "message": "x", "retryable": true}}),
+            json!({"type": "tool-output-error", "toolCallId": "c", "errorText": "x",
+                   "error": {"code": "NO_SUCH_CODE", "message": "x", "retryable": true}}),
+            json!({"type": "text-delta", "id": "t", "delta": 3}),
+            json!({"type": "reasoning-delta", "id": "t", "delta": "…"}),
+            json!({"type": "step-start"}),
+            json!({"type": "start-step", "extra": [1, 2]}),
+        ];
+        for value in cases {
+            let derived = serde_json::from_value::<AgentEvent>(value.clone()).ok();
+            assert_eq!(event_from_value(value.clone()).ok(), derived, "{value}");
         }
     }
 }

@@ -185,7 +185,12 @@ impl<'de> Deserialize<'de> for StreamingInput {
 }
 
 /// A piece of a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// In the browser, `Deserialize` is the hand-written [`part_from_value`] instead of the
+// derived one: the derived impl buffers each internally tagged level (`type`, `tool`,
+// `state`) and so compiles a second deserializer for every tool's input and output, about
+// a sixth of the hydrate bundle. The server keeps the derived impl; tests check both agree.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum MessagePart {
     /// Text, shown as plain text (never HTML).
@@ -200,6 +205,117 @@ pub enum MessagePart {
     Tool(Box<ToolPart>),
     /// The model started a new turn: splits a message into the turns the model history needs.
     StepStart,
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<'de> Deserialize<'de> for MessagePart {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        part_from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Reads a part in the wire format the derived `Deserialize` of [`MessagePart`] accepts,
+/// from an already parsed value, so each tool's input and output is read by the one
+/// `from_value` deserializer the reducer needs anyway.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn part_from_value(value: Value) -> Result<MessagePart, String> {
+    let Value::Object(mut fields) = value else {
+        return Err("a message part must be an object".to_owned());
+    };
+    match take_str(&mut fields, "type")?.as_str() {
+        "text" => Ok(MessagePart::Text {
+            id: take_opt_str(&mut fields, "id")?.unwrap_or_default(),
+            text: take_str(&mut fields, "text")?,
+        }),
+        "step-start" => Ok(MessagePart::StepStart),
+        "tool" => tool_part_from_fields(fields).map(|part| MessagePart::Tool(Box::new(part))),
+        other => Err(format!("unknown variant `{other}`")),
+    }
+}
+
+pub(crate) type Fields = serde_json::Map<String, Value>;
+
+fn tool_part_from_fields(mut fields: Fields) -> Result<ToolPart, String> {
+    let tool = take_str(&mut fields, "tool")?;
+    if tool == "unknown" {
+        return Ok(ToolPart::Unknown(UnknownToolCall {
+            id: take_str(&mut fields, "id")?,
+            name: take_str(&mut fields, "name")?,
+            raw_input: take_str(&mut fields, "rawInput")?,
+            error: take_opt(&mut fields, "error")?,
+        }));
+    }
+    let name = ToolName::parse(&tool).ok_or_else(|| format!("unknown variant `{tool}`"))?;
+    Ok(match name {
+        ToolName::GetWeather => ToolPart::GetWeather(call_from_fields(fields)?),
+        ToolName::SearchRestaurants => ToolPart::SearchRestaurants(call_from_fields(fields)?),
+        ToolName::CreateBooking => ToolPart::CreateBooking(call_from_fields(fields)?),
+        ToolName::ListBookings => ToolPart::ListBookings(call_from_fields(fields)?),
+        ToolName::CancelBooking => ToolPart::CancelBooking(call_from_fields(fields)?),
+        ToolName::SuggestGifts => ToolPart::SuggestGifts(call_from_fields(fields)?),
+        ToolName::PrepareCheckout => ToolPart::PrepareCheckout(call_from_fields(fields)?),
+        ToolName::CreateCheckoutSession => {
+            ToolPart::CreateCheckoutSession(call_from_fields(fields)?)
+        }
+        ToolName::ShippingQuote => ToolPart::ShippingQuote(call_from_fields(fields)?),
+    })
+}
+
+fn call_from_fields<T: Tool>(mut fields: Fields) -> Result<ToolCall<T>, String> {
+    let id = take_str(&mut fields, "id")?;
+    let state = take_str(&mut fields, "state")?;
+    let input = |fields: &mut Fields| typed::<T::Input>(take(fields, "input")?);
+    let state = match state.as_str() {
+        "input-streaming" => ToolState::InputStreaming(StreamingInput::from_raw(
+            &take_opt_str(&mut fields, "rawInput")?.unwrap_or_default(),
+        )),
+        "input-available" => ToolState::InputAvailable {
+            input: input(&mut fields)?,
+        },
+        "approval-requested" => ToolState::ApprovalRequested {
+            input: input(&mut fields)?,
+        },
+        "approval-responded" => ToolState::ApprovalResponded {
+            input: input(&mut fields)?,
+            approved: typed(take(&mut fields, "approved")?)?,
+        },
+        "output-available" => ToolState::OutputAvailable {
+            input: input(&mut fields)?,
+            output: typed(take(&mut fields, "output")?)?,
+        },
+        "output-error" => ToolState::OutputError {
+            input: fields.remove("input").filter(|input| !input.is_null()),
+            error: typed(take(&mut fields, "error")?)?,
+        },
+        "output-denied" => ToolState::OutputDenied {
+            input: input(&mut fields)?,
+        },
+        other => return Err(format!("unknown variant `{other}`")),
+    };
+    Ok(ToolCall { id, state })
+}
+
+pub(crate) fn take(fields: &mut Fields, name: &str) -> Result<Value, String> {
+    fields
+        .remove(name)
+        .ok_or_else(|| format!("missing field `{name}`"))
+}
+
+pub(crate) fn take_str(fields: &mut Fields, name: &str) -> Result<String, String> {
+    typed(take(fields, name)?)
+}
+
+/// An optional field: absent and `null` are both `None`, as for a derived `Option`.
+pub(crate) fn take_opt<V: DeserializeOwned>(
+    fields: &mut Fields,
+    name: &str,
+) -> Result<Option<V>, String> {
+    fields.remove(name).map_or(Ok(None), typed)
+}
+
+fn take_opt_str(fields: &mut Fields, name: &str) -> Result<Option<String>, String> {
+    take_opt(fields, name)
 }
 
 /// The states a tool call moves through, with the data each state has.
@@ -499,7 +615,7 @@ pub(crate) trait ToolCallOps {
     fn output_denied(&mut self) -> bool;
 }
 
-fn typed<V: DeserializeOwned>(value: Value) -> Result<V, String> {
+pub(crate) fn typed<V: DeserializeOwned>(value: Value) -> Result<V, String> {
     serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
@@ -713,5 +829,80 @@ impl ToolCallOps for UnknownToolCall {
 
     fn output_denied(&mut self) -> bool {
         false
+    }
+}
+
+// Natively `Deserialize` is the derived impl, so these compare the browser's reader with it.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn both(value: Value) -> (Result<MessagePart, String>, Option<MessagePart>) {
+        let derived = serde_json::from_value::<MessagePart>(value.clone()).ok();
+        (part_from_value(value), derived)
+    }
+
+    #[test]
+    fn the_browsers_reader_accepts_what_the_derived_one_does() {
+        let accepted = [
+            json!({"type": "text", "text": "Chào"}),
+            json!({"type": "text", "id": "t1", "text": "Chào", "extra": 1}),
+            json!({"type": "step-start"}),
+            json!({"type": "tool", "tool": "getWeather", "id": "c1", "state": "input-streaming",
+                   "rawInput": "{\"city\":\"Hu", "partialInput": {"city": "Hu"}}),
+            json!({"type": "tool", "tool": "getWeather", "id": "c1", "state": "input-streaming"}),
+            json!({"type": "tool", "tool": "createBooking", "id": "b1", "state": "approval-requested",
+                   "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}),
+            json!({"type": "tool", "tool": "createBooking", "id": "b1", "state": "approval-responded",
+                   "approved": false,
+                   "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}),
+            json!({"type": "tool", "tool": "createBooking", "id": "b1", "state": "output-denied",
+                   "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}),
+            json!({"type": "tool", "tool": "cancelBooking", "id": "x", "state": "output-error",
+                   "error": {"code": "NOT_FOUND", "message": "Không có", "retryable": false}}),
+            json!({"type": "tool", "tool": "shipping_quote", "id": "s", "state": "output-error",
+                   "input": null,
+                   "error": {"code": "VALIDATION_ERROR", "message": "x", "retryable": false}}),
+            json!({"type": "tool", "tool": "shipping_quote", "id": "s", "state": "output-error",
+                   "input": "{not json",
+                   "error": {"code": "VALIDATION_ERROR", "message": "x", "retryable": false}}),
+            json!({"type": "tool", "tool": "unknown", "id": "u", "name": "launchRocket",
+                   "rawInput": "{}"}),
+            json!({"type": "tool", "tool": "unknown", "id": "u", "name": "launchRocket",
+                   "rawInput": "{}",
+                   "error": {"code": "UNKNOWN_TOOL", "message": "x", "retryable": false}}),
+        ];
+        for value in accepted {
+            let (ours, derived) = both(value.clone());
+            assert!(derived.is_some(), "the derived reader rejects {value}");
+            assert_eq!(ours.ok(), derived, "{value}");
+        }
+    }
+
+    #[test]
+    fn the_browsers_reader_rejects_what_the_derived_one_does() {
+        let rejected = [
+            json!("text"),
+            json!({"text": "no type"}),
+            json!({"type": "image"}),
+            json!({"type": "text"}),
+            json!({"type": "tool", "tool": "launchRocket", "id": "c", "state": "input-streaming"}),
+            json!({"type": "tool", "tool": "getWeather", "id": "c", "state": "thinking"}),
+            json!({"type": "tool", "tool": "getWeather", "state": "input-streaming"}),
+            json!({"type": "tool", "tool": "createBooking", "id": "b", "state": "approval-requested"}),
+            json!({"type": "tool", "tool": "createBooking", "id": "b", "state": "approval-requested",
+                   "input": {"restaurantId": "hn-1"}}),
+            json!({"type": "tool", "tool": "createBooking", "id": "b1", "state": "approval-responded",
+                   "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}),
+            json!({"type": "tool", "tool": "cancelBooking", "id": "x", "state": "output-error"}),
+            json!({"type": "tool", "tool": "unknown", "id": "u", "name": "launchRocket"}),
+        ];
+        for value in rejected {
+            let (ours, derived) = both(value.clone());
+            assert_eq!(derived, None, "the derived reader accepts {value}");
+            assert!(ours.is_err(), "{value}");
+        }
     }
 }

@@ -7,6 +7,7 @@ use shared::{
     tools::Assistant,
 };
 
+use crate::view::{IntoPartView, PartView};
 use crate::{
     parts::{render_part, PartScope},
     state::ChatState,
@@ -245,25 +246,25 @@ fn MessageView(message: ArcRwSignal<Message>) -> impl IntoView {
                 {move || message.with(Message::text)}
             </li>
         }
-        .into_any(),
+        .into_part_view(),
         Some(Role::Assistant) | None => view! {
             <li class="message assistant" data-message-id=move || message.with(|m| m.id.clone())>
                 <For
                     each=move || 0..message.with(|m| m.parts.len())
                     key=|index| *index
-                    children=move |index| view! { <PartView message index/> }
+                    children=move |index| view! { <PartAt message index/> }
                 />
                 {move || message.with(|m| m.status).and_then(status_notice)}
             </li>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
 /// Part `index` of a message. The memo re-renders it only when this part changed, so a
 /// confirmation form keeps its edits while other parts stream.
 #[component]
-fn PartView(message: RwSignal<Message>, index: usize) -> impl IntoView {
+fn PartAt(message: RwSignal<Message>, index: usize) -> impl IntoView {
     // Each part has its own owner (a row of `<For>`), so this reaches only its own views.
     provide_context(PartScope {
         message_id: Signal::derive(move || message.with(|m| m.id.clone())),
@@ -273,7 +274,7 @@ fn PartView(message: RwSignal<Message>, index: usize) -> impl IntoView {
 }
 
 /// The notice under an assistant message saying how its run ended.
-fn status_notice(status: RunStatus) -> Option<AnyView> {
+fn status_notice(status: RunStatus) -> Option<PartView> {
     let (key, text, tone) = match status {
         RunStatus::Completed => return None,
         RunStatus::AwaitingApproval => {
@@ -302,6 +303,6 @@ fn status_notice(status: RunStatus) -> Option<AnyView> {
                 {text}
             </p>
         }
-        .into_any(),
+        .into_part_view(),
     )
 }

@@ -20,6 +20,7 @@ mod format;
 mod parts;
 mod sse;
 mod state;
+mod view;
 
 pub use bookings::BookingsPage;
 pub use chat::ChatPage;

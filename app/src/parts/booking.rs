@@ -14,12 +14,13 @@ use super::{
     error_notice, partial_str,
 };
 use crate::format::datetime_vi;
+use crate::view::{IntoPartView, PartView};
 
 /// The part in its current state.
 pub fn render(
     call_id: String,
     state: ToolState<CreateBookingInput, CreateBookingOutput>,
-) -> AnyView {
+) -> PartView {
     match state {
         ToolState::InputStreaming(input) => draft(
             Draft::from_partial(input.partial()),
@@ -28,7 +29,9 @@ pub fn render(
         ToolState::InputAvailable { input } => {
             draft(Draft::from_input(&input), "Đang chuẩn bị để bạn xác nhận…")
         }
-        ToolState::ApprovalRequested { input } => view! { <ConfirmForm call_id input/> }.into_any(),
+        ToolState::ApprovalRequested { input } => {
+            view! { <ConfirmForm call_id input/> }.into_part_view()
+        }
         ToolState::ApprovalResponded { input, approved } => {
             decided_form(&call_id, &input, approved)
         }
@@ -39,7 +42,7 @@ pub fn render(
         ToolState::OutputDenied { .. } => view! {
             <p class="notice notice-muted" role="status">"Bạn đã từ chối — chưa đặt bàn nào."</p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
@@ -76,7 +79,7 @@ impl Draft {
     }
 }
 
-fn draft(draft: Draft, status: &'static str) -> AnyView {
+fn draft(draft: Draft, status: &'static str) -> PartView {
     let row = |label: &'static str, value: Option<String>| {
         let known = value.is_some();
         view! {
@@ -97,7 +100,7 @@ fn draft(draft: Draft, status: &'static str) -> AnyView {
             <p class="draft-status">{status}</p>
         </div>
     }
-    .into_any()
+    .into_part_view()
 }
 
 /// An element id made from a call id (which may hold any characters).
@@ -288,7 +291,7 @@ fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
 }
 
 /// The form after the decision: locked, with what was decided.
-fn decided_form(call_id: &str, input: &CreateBookingInput, approved: bool) -> AnyView {
+fn decided_form(call_id: &str, input: &CreateBookingInput, approved: bool) -> PartView {
     let values = FormValues::from_input(input);
     let party_id = field_id(call_id, "party-size");
     let starts_id = field_id(call_id, "starts-at");
@@ -318,11 +321,11 @@ fn decided_form(call_id: &str, input: &CreateBookingInput, approved: bool) -> An
             {decided_buttons("Xác nhận đặt bàn", "button-primary", "Từ chối", approved, status)}
         </form>
     }
-    .into_any()
+    .into_part_view()
 }
 
 /// The receipt: shown only for a booking the tool committed.
-fn receipt(output: CreateBookingOutput) -> AnyView {
+fn receipt(output: CreateBookingOutput) -> PartView {
     let CreateBookingOutput {
         booking_id,
         status,
@@ -371,7 +374,7 @@ fn receipt(output: CreateBookingOutput) -> AnyView {
             <p class="receipt-note">{note}</p>
         </article>
     }
-    .into_any()
+    .into_part_view()
 }
 
 #[cfg(test)]

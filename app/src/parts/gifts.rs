@@ -17,13 +17,14 @@ use super::{
     approval::{decided_buttons, decision_buttons, Approval},
     error_notice, partial_str, skeleton,
 };
+use crate::view::{IntoPartView, PartView};
 use crate::{format::vnd, state::ChatState};
 
 /// Said on every draft, form and receipt: nothing here moves money.
 const FICTIONAL: &str = "Thanh toán giả lập — không trừ tiền thật";
 
 /// A `suggest_gifts` part in its current state.
-pub fn render_suggestions(state: ToolState<SuggestGiftsInput, SuggestGiftsOutput>) -> AnyView {
+pub fn render_suggestions(state: ToolState<SuggestGiftsInput, SuggestGiftsOutput>) -> PartView {
     match state {
         ToolState::InputStreaming(input) => searching(criteria_from_partial(input.partial())),
         ToolState::InputAvailable { input } => searching(Some(criteria(&input))),
@@ -40,12 +41,12 @@ pub fn render_suggestions(state: ToolState<SuggestGiftsInput, SuggestGiftsOutput
                 "Đã bỏ qua việc tìm quà cho " {input.relationship_type.label_vi()} "."
             </p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
 /// A `prepare_checkout` part in its current state.
-pub fn render_draft(state: ToolState<PrepareCheckoutInput, CheckoutDraft>) -> AnyView {
+pub fn render_draft(state: ToolState<PrepareCheckoutInput, CheckoutDraft>) -> PartView {
     const PREPARING: &str = "Đang chuẩn bị đơn quà…";
     match state {
         ToolState::InputStreaming(input) => skeleton(
@@ -66,7 +67,7 @@ pub fn render_draft(state: ToolState<PrepareCheckoutInput, CheckoutDraft>) -> An
                 "Đã bỏ qua việc chuẩn bị đơn cho món " {input.gift_id} "."
             </p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
@@ -74,7 +75,7 @@ pub fn render_draft(state: ToolState<PrepareCheckoutInput, CheckoutDraft>) -> An
 pub fn render_checkout(
     call_id: String,
     state: ToolState<CreateCheckoutSessionInput, CheckoutSession>,
-) -> AnyView {
+) -> PartView {
     match state {
         ToolState::InputStreaming(input) => skeleton(
             "Trợ lý đang soạn yêu cầu thanh toán…".to_owned(),
@@ -85,7 +86,7 @@ pub fn render_checkout(
             Some(input.draft_id),
         ),
         ToolState::ApprovalRequested { input } => {
-            view! { <CheckoutForm call_id input/> }.into_any()
+            view! { <CheckoutForm call_id input/> }.into_part_view()
         }
         ToolState::ApprovalResponded { input, approved } => decided_checkout(&input, approved),
         ToolState::OutputAvailable { output, .. } => receipt(output),
@@ -96,7 +97,7 @@ pub fn render_checkout(
         ToolState::OutputDenied { .. } => view! {
             <p class="notice notice-muted" role="status">"Bạn đã huỷ — chưa mua gì."</p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
@@ -150,11 +151,11 @@ fn criteria_from_partial(partial: &Value) -> Option<String> {
     (!pieces.is_empty()).then(|| pieces.join(" · "))
 }
 
-fn searching(criteria: Option<String>) -> AnyView {
+fn searching(criteria: Option<String>) -> PartView {
     skeleton("Đang tìm quà phù hợp…".to_owned(), criteria)
 }
 
-fn suggestions(input: &SuggestGiftsInput, output: SuggestGiftsOutput) -> AnyView {
+fn suggestions(input: &SuggestGiftsInput, output: SuggestGiftsOutput) -> PartView {
     let SuggestGiftsOutput {
         gifts,
         no_results_reason,
@@ -174,7 +175,7 @@ fn suggestions(input: &SuggestGiftsInput, output: SuggestGiftsOutput) -> AnyView
                 <p class="gift-criteria">"Tiêu chí: " {for_whom}</p>
             </div>
         }
-        .into_any();
+        .into_part_view();
     }
     let count = gifts.len();
     view! {
@@ -183,7 +184,7 @@ fn suggestions(input: &SuggestGiftsInput, output: SuggestGiftsOutput) -> AnyView
             <ul class="gift-list">{gifts.into_iter().map(gift_card).collect_view()}</ul>
         </section>
     }
-    .into_any()
+    .into_part_view()
 }
 
 fn gift_card(gift: GiftSuggestion) -> impl IntoView {
@@ -225,7 +226,7 @@ fn delivery(amount: u32) -> String {
     }
 }
 
-fn draft_card(draft: CheckoutDraft) -> AnyView {
+fn draft_card(draft: CheckoutDraft) -> PartView {
     let CheckoutDraft {
         draft_id,
         gift_id: _,
@@ -260,7 +261,7 @@ fn draft_card(draft: CheckoutDraft) -> AnyView {
             <p class="draft-status">"Chưa mua gì — chỉ mua khi bạn xác nhận."</p>
         </article>
     }
-    .into_any()
+    .into_part_view()
 }
 
 /// The draft a checkout commits, as `prepare_checkout` returned it in this conversation.
@@ -294,14 +295,14 @@ fn draft_summary(draft_id: &str, draft: Option<CheckoutDraft>) -> impl IntoView 
                 <dd class="checkout-total">{vnd(draft.total_vnd)}</dd>
             </div>
         }
-        .into_any(),
+        .into_part_view(),
         None => view! {
             <div class="field-row">
                 <dt>"Chi tiết"</dt>
                 <dd class="pending">"Không thấy bản nháp này trong cuộc trò chuyện."</dd>
             </div>
         }
-        .into_any(),
+        .into_part_view(),
     };
     view! {
         <dl class="fields">
@@ -344,7 +345,7 @@ fn CheckoutForm(call_id: String, input: CreateCheckoutSessionInput) -> impl Into
 }
 
 /// The form after the decision: locked, with what was decided.
-fn decided_checkout(input: &CreateCheckoutSessionInput, approved: bool) -> AnyView {
+fn decided_checkout(input: &CreateCheckoutSessionInput, approved: bool) -> PartView {
     let draft = find_draft(use_context::<ChatState>(), &input.draft_id);
     let status = if approved {
         "Đang tạo thanh toán giả lập…"
@@ -358,11 +359,11 @@ fn decided_checkout(input: &CreateCheckoutSessionInput, approved: bool) -> AnyVi
             {decided_buttons("Xác nhận", "button-primary", "Huỷ", approved, status)}
         </form>
     }
-    .into_any()
+    .into_part_view()
 }
 
 /// The receipt: shown only for a checkout the tool recorded.
-fn receipt(session: CheckoutSession) -> AnyView {
+fn receipt(session: CheckoutSession) -> PartView {
     let CheckoutSession {
         checkout_id,
         draft_id: _,
@@ -393,7 +394,7 @@ fn receipt(session: CheckoutSession) -> AnyView {
             <p class="receipt-note">"Giao dịch giả lập — không có tiền thật nào bị trừ."</p>
         </article>
     }
-    .into_any()
+    .into_part_view()
 }
 
 #[cfg(test)]

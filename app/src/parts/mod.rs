@@ -9,6 +9,7 @@ use shared::{
 };
 
 use crate::state::ChatState;
+use crate::view::{IntoPartView, PartView};
 
 mod approval;
 mod booking;
@@ -30,18 +31,18 @@ pub struct PartScope {
 }
 
 /// One part of a message, as it is now.
-pub fn render_part(part: MessagePart) -> AnyView {
+pub fn render_part(part: MessagePart) -> PartView {
     match part {
-        MessagePart::Text { text, .. } if text.is_empty() => ().into_any(),
-        MessagePart::Text { text, .. } => view! { <p class="bubble">{text}</p> }.into_any(),
+        MessagePart::Text { text, .. } if text.is_empty() => ().into_part_view(),
+        MessagePart::Text { text, .. } => view! { <p class="bubble">{text}</p> }.into_part_view(),
         MessagePart::Tool(tool) => render_tool(*tool),
         // Marks a model turn for the model's history; nothing to show.
-        MessagePart::StepStart => ().into_any(),
+        MessagePart::StepStart => ().into_part_view(),
     }
 }
 
 /// A tool part: its root carries the tool, the state and the call id.
-pub fn render_tool(part: ToolPart) -> AnyView {
+pub fn render_tool(part: ToolPart) -> PartView {
     let tool = part.tool_name().to_owned();
     let state = part.state_name();
     let call_id = part.id().to_owned();
@@ -62,13 +63,13 @@ pub fn render_tool(part: ToolPart) -> AnyView {
             {body}
         </div>
     }
-    .into_any()
+    .into_part_view()
 }
 
 /// The notice for a failed call, shaped by what kind of failure it is
 /// ([`ErrorCode::class`]), since each asks the person for something else: fix the input,
 /// try again, wait, or nothing at all. The root keeps the code in `data-error-code`.
-pub(crate) fn error_notice(title: String, error: Option<ToolError>) -> AnyView {
+pub(crate) fn error_notice(title: String, error: Option<ToolError>) -> PartView {
     let Some(ToolError {
         code,
         message,
@@ -81,7 +82,7 @@ pub(crate) fn error_notice(title: String, error: Option<ToolError>) -> AnyView {
                 <p class="notice-title">{title}</p>
             </div>
         }
-        .into_any();
+        .into_part_view();
     };
     let look = NoticeLook::of(code, retryable);
     let role = if look.alert { "alert" } else { "status" };
@@ -99,7 +100,7 @@ pub(crate) fn error_notice(title: String, error: Option<ToolError>) -> AnyView {
             {look.retry.then(retry_button)}
         </div>
     }
-    .into_any()
+    .into_part_view()
 }
 
 /// How a notice looks for one error code.
@@ -230,7 +231,7 @@ fn retry_button() -> impl IntoView {
 }
 
 /// A placeholder card with a shimmer while a call's input arrives or the tool runs.
-pub(crate) fn skeleton(title: String, detail: Option<String>) -> AnyView {
+pub(crate) fn skeleton(title: String, detail: Option<String>) -> PartView {
     view! {
         <div class="card skeleton" aria-busy="true">
             <p class="skeleton-title">{title}</p>
@@ -241,7 +242,7 @@ pub(crate) fn skeleton(title: String, detail: Option<String>) -> AnyView {
             </div>
         </div>
     }
-    .into_any()
+    .into_part_view()
 }
 
 /// The string at `key` of a partial input, when it has arrived and is not blank.

@@ -15,6 +15,7 @@ use super::{
     approval::{decided_buttons, decision_buttons, Approval},
     error_notice, partial_str, skeleton,
 };
+use crate::view::{IntoPartView, PartView};
 use crate::{format::datetime_vi, state::ChatState};
 
 /// What the person types in the chat to cancel `booking_id`.
@@ -23,7 +24,7 @@ pub(crate) fn cancel_hint(booking_id: &str) -> String {
 }
 
 /// A `listBookings` part in its current state.
-pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> AnyView {
+pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> PartView {
     const LOADING: &str = "Đang xem các đặt chỗ của bạn…";
     match state {
         ToolState::InputStreaming(_) | ToolState::InputAvailable { .. } => {
@@ -39,7 +40,7 @@ pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> A
                 no_results_reason,
             } = output;
             if bookings.is_empty() {
-                return empty_bookings(no_results_reason).into_any();
+                return empty_bookings(no_results_reason).into_part_view();
             }
             let count = bookings.len();
             view! {
@@ -48,7 +49,7 @@ pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> A
                     {booking_list(bookings, false)}
                 </section>
             }
-            .into_any()
+            .into_part_view()
         }
         ToolState::OutputError { error, .. } => {
             error_notice("Không xem được các đặt chỗ".to_owned(), Some(error))
@@ -56,7 +57,7 @@ pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> A
         ToolState::OutputDenied { .. } => view! {
             <p class="notice notice-muted">"Đã bỏ qua việc xem các đặt chỗ."</p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
@@ -137,7 +138,7 @@ fn booking_row(booking: BookingSummary, link_to_chat: bool) -> impl IntoView {
 pub fn render_cancel(
     call_id: String,
     state: ToolState<CancelBookingInput, CancelBookingOutput>,
-) -> AnyView {
+) -> PartView {
     match state {
         ToolState::InputStreaming(input) => skeleton(
             "Trợ lý đang soạn yêu cầu huỷ đặt chỗ…".to_owned(),
@@ -147,7 +148,9 @@ pub fn render_cancel(
             "Đang chuẩn bị để bạn xác nhận…".to_owned(),
             Some(input.booking_id),
         ),
-        ToolState::ApprovalRequested { input } => view! { <CancelForm call_id input/> }.into_any(),
+        ToolState::ApprovalRequested { input } => {
+            view! { <CancelForm call_id input/> }.into_part_view()
+        }
         ToolState::ApprovalResponded { input, approved } => decided_cancel(&input, approved),
         ToolState::OutputAvailable { output, .. } => cancel_receipt(output),
         ToolState::OutputError { error, .. } => error_notice(
@@ -159,7 +162,7 @@ pub fn render_cancel(
                 "Bạn đã giữ lại đặt chỗ " {input.booking_id} " — không có gì bị huỷ."
             </p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
@@ -245,7 +248,7 @@ fn CancelForm(call_id: String, input: CancelBookingInput) -> impl IntoView {
 }
 
 /// The form after the decision: locked, with what was decided.
-fn decided_cancel(input: &CancelBookingInput, approved: bool) -> AnyView {
+fn decided_cancel(input: &CancelBookingInput, approved: bool) -> PartView {
     let booking = find_booking(use_context::<ChatState>(), &input.booking_id);
     let status = if approved {
         "Đang huỷ đặt chỗ…"
@@ -260,11 +263,11 @@ fn decided_cancel(input: &CancelBookingInput, approved: bool) -> AnyView {
             {decided_buttons("Huỷ đặt chỗ", "button-danger", "Giữ lại", approved, status)}
         </form>
     }
-    .into_any()
+    .into_part_view()
 }
 
 /// The cancellation receipt: shown only for a booking the tool cancelled.
-fn cancel_receipt(output: CancelBookingOutput) -> AnyView {
+fn cancel_receipt(output: CancelBookingOutput) -> PartView {
     let CancelBookingOutput {
         booking,
         already_cancelled,
@@ -288,7 +291,7 @@ fn cancel_receipt(output: CancelBookingOutput) -> AnyView {
             <p class="receipt-note">{note}</p>
         </article>
     }
-    .into_any()
+    .into_part_view()
 }
 
 #[cfg(test)]

@@ -9,9 +9,10 @@ use shared::{
 
 use super::{error_notice, partial_str, skeleton};
 use crate::format::{price_level, time_hm};
+use crate::view::{IntoPartView, PartView};
 
 /// The part in its current state.
-pub fn render(state: ToolState<SearchRestaurantsInput, SearchRestaurantsOutput>) -> AnyView {
+pub fn render(state: ToolState<SearchRestaurantsInput, SearchRestaurantsOutput>) -> PartView {
     match state {
         ToolState::InputStreaming(input) => searching(partial_str(input.partial(), "city")),
         ToolState::InputAvailable { input } => searching(Some(input.city)),
@@ -26,11 +27,11 @@ pub fn render(state: ToolState<SearchRestaurantsInput, SearchRestaurantsOutput>)
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">"Đã bỏ qua việc tìm nhà hàng ở " {input.city} "."</p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
-fn searching(city: Option<String>) -> AnyView {
+fn searching(city: Option<String>) -> PartView {
     let title = match city {
         Some(city) => format!("Đang tìm nhà hàng ở {city}…"),
         None => "Đang tìm nhà hàng…".to_owned(),
@@ -38,7 +39,7 @@ fn searching(city: Option<String>) -> AnyView {
     skeleton(title, None)
 }
 
-fn results(input: SearchRestaurantsInput, output: SearchRestaurantsOutput) -> AnyView {
+fn results(input: SearchRestaurantsInput, output: SearchRestaurantsOutput) -> PartView {
     let SearchRestaurantsOutput {
         restaurants,
         no_results_reason,
@@ -53,7 +54,7 @@ fn results(input: SearchRestaurantsInput, output: SearchRestaurantsOutput) -> An
                 <p class="empty-suggestion">"Thử đổi ngày, món ăn hoặc số người"</p>
             </div>
         }
-        .into_any();
+        .into_part_view();
     }
     let asked_for_slots = input.date.is_some();
     let count = restaurants.len();
@@ -68,7 +69,7 @@ fn results(input: SearchRestaurantsInput, output: SearchRestaurantsOutput) -> An
             </ul>
         </section>
     }
-    .into_any()
+    .into_part_view()
 }
 
 fn restaurant_card(restaurant: RestaurantSummary, asked_for_slots: bool) -> impl IntoView {
@@ -94,11 +95,11 @@ fn restaurant_card(restaurant: RestaurantSummary, asked_for_slots: bool) -> impl
                 <ul class="slot-list">{free_slots.into_iter().map(slot_chip).collect_view()}</ul>
             </div>
         }
-        .into_any()
+        .into_part_view()
     } else if asked_for_slots {
-        view! { <p class="slots-none">"Không còn giờ trống vào ngày này."</p> }.into_any()
+        view! { <p class="slots-none">"Không còn giờ trống vào ngày này."</p> }.into_part_view()
     } else {
-        ().into_any()
+        ().into_part_view()
     };
     view! {
         <li class="card restaurant-card" data-restaurant-id=id>

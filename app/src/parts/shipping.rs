@@ -9,6 +9,7 @@ use shared::{
 };
 
 use super::{error_notice, partial_str, skeleton};
+use crate::view::{IntoPartView, PartView};
 
 const LOADING: &str = "Đang tính phí giao hàng…";
 
@@ -17,7 +18,7 @@ const NOT_MONEY: &str =
     "DEMO là đơn vị tiền giả lập, không phải tiền thật — đây chỉ là báo giá minh hoạ, không ai phải trả khoản này.";
 
 /// The part in its current state.
-pub fn render(state: ToolState<ShippingQuoteInput, ShippingQuoteOutput>) -> AnyView {
+pub fn render(state: ToolState<ShippingQuoteInput, ShippingQuoteOutput>) -> PartView {
     match state {
         ToolState::InputStreaming(input) => {
             skeleton(LOADING.to_owned(), partial_detail(input.partial()))
@@ -37,7 +38,7 @@ pub fn render(state: ToolState<ShippingQuoteInput, ShippingQuoteOutput>) -> AnyV
                 "Đã bỏ qua việc báo giá giao hàng (" {detail(&input)} ")."
             </p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
@@ -71,7 +72,7 @@ fn partial_detail(partial: &Value) -> Option<String> {
     }
 }
 
-fn quote(output: ShippingQuoteOutput) -> AnyView {
+fn quote(output: ShippingQuoteOutput) -> PartView {
     let ShippingQuoteOutput {
         zone,
         weight_kg,
@@ -96,7 +97,7 @@ fn quote(output: ShippingQuoteOutput) -> AnyView {
             <p class="quote-not-money" role="note">{NOT_MONEY}</p>
         </article>
     }
-    .into_any()
+    .into_part_view()
 }
 
 #[cfg(test)]

@@ -8,11 +8,12 @@ use shared::{
 
 use super::{error_notice, partial_str, skeleton};
 use crate::format::day_month;
+use crate::view::{IntoPartView, PartView};
 
 const LOADING: &str = "Đang xem thời tiết…";
 
 /// The part in its current state.
-pub fn render(state: ToolState<GetWeatherInput, GetWeatherOutput>) -> AnyView {
+pub fn render(state: ToolState<GetWeatherInput, GetWeatherOutput>) -> PartView {
     match state {
         ToolState::InputStreaming(input) => {
             skeleton(LOADING.to_owned(), partial_str(input.partial(), "city"))
@@ -30,17 +31,17 @@ pub fn render(state: ToolState<GetWeatherInput, GetWeatherOutput>) -> AnyView {
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">"Đã bỏ qua việc xem thời tiết ở " {input.city} "."</p>
         }
-        .into_any(),
+        .into_part_view(),
     }
 }
 
-fn forecast(output: GetWeatherOutput) -> AnyView {
+fn forecast(output: GetWeatherOutput) -> PartView {
     let GetWeatherOutput { city, days } = output;
     let body = if days.is_empty() {
-        view! { <p class="muted">"Không có dữ liệu dự báo."</p> }.into_any()
+        view! { <p class="muted">"Không có dữ liệu dự báo."</p> }.into_part_view()
     } else {
         view! { <ul class="forecast">{days.into_iter().map(day_row).collect_view()}</ul> }
-            .into_any()
+            .into_part_view()
     };
     view! {
         <article class="card weather">
@@ -48,7 +49,7 @@ fn forecast(output: GetWeatherOutput) -> AnyView {
             {body}
         </article>
     }
-    .into_any()
+    .into_part_view()
 }
 
 fn day_row(day: DailyForecast) -> impl IntoView {

@@ -146,6 +146,10 @@ async fn open_sqlite(url: &str, mut options: AnyConnectOptions) -> Result<Pool, 
     // there are; reads can go through [`readers`] and never wait for them (WAL).
     AnyPoolOptions::new()
         .max_connections(1)
+        // A file on this machine does not go stale like a network connection: pinging it
+        // before every use is a round trip to the connection's worker thread, as costly
+        // as a query, and there are several per reply.
+        .test_before_acquire(false)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
                 conn.execute(SQLITE_PRAGMAS).await?;
@@ -176,6 +180,7 @@ pub async fn readers(pool: &Pool) -> Pool {
     }
     let opened = AnyPoolOptions::new()
         .max_connections(SQLITE_READERS)
+        .test_before_acquire(false)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
                 conn.execute(SQLITE_READER_PRAGMAS).await?;

@@ -4,7 +4,7 @@
 //! A run's events are numbered 1, 2, … in the order the agent emitted them. On the process
 //! running it, a subscriber takes the live channel and a snapshot of the in-memory log under
 //! one lock and then skips live events it already has, so nothing is lost or repeated. The
-//! events also go to the database in batches (`run_events`, at least every 100 ms and when
+//! events also go to the database in batches (`run_event_batches`, at least every 100 ms and when
 //! the run ends), with a heartbeat in `runs`, so any server process sharing the database
 //! can replay a run and follow it: woken by `LISTEN/NOTIFY` on PostgreSQL, by polling every
 //! 100 ms on SQLite. A stop asked of another process is a flag in `runs` (and a
@@ -64,10 +64,8 @@ const KEEP_FINISHED: Duration = Duration::from_secs(600);
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 /// Live events a subscriber may fall behind by before it reads the log instead.
 const LIVE_CAPACITY: usize = 1024;
-/// Events read from the database per query.
-const PAGE: usize = 500;
-/// Events written per statement: 2 parameters each, well under SQLite's 32,766.
-const EVENTS_PER_INSERT: usize = 200;
+/// Batches of events read from the database per query.
+const PAGE: usize = 100;
 
 /// A stream of a run's events, each already serialised as one UI Message Stream chunk.
 pub type EventStream = Pin<Box<dyn Stream<Item = Arc<str>> + Send>>;
@@ -508,22 +506,23 @@ async fn write_batches(
         .bind(&at)
         .execute(&mut *tx)
         .await?;
-        // One statement per chunk of events, not one per event: a reply is dozens of
-        // events, and each statement is a round trip to the database.
-        for (chunk_index, chunk) in batch.events.chunks(EVENTS_PER_INSERT).enumerate() {
-            let first = batch.from + chunk_index * EVENTS_PER_INSERT + 1;
-            let sql = insert_events_sql(chunk.len());
-            // Not kept prepared: each length is its own statement, and they would push
-            // the statements every request uses out of the connection's cache.
-            let mut insert = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .persistent(false)
-                .bind(run.id.as_str());
-            for (index, data) in chunk.iter().enumerate() {
-                insert = insert
-                    .bind(i64::try_from(first + index).unwrap_or(i64::MAX))
-                    .bind(data.as_ref());
-            }
-            insert.execute(&mut *tx).await?;
+        // One row per batch, not one per event: a reply is dozens of events, and each
+        // row is an insert and an index update.
+        if !batch.events.is_empty() {
+            let first = i64::try_from(batch.from + 1).unwrap_or(i64::MAX);
+            let last = i64::try_from(batch.from + batch.events.len()).unwrap_or(i64::MAX);
+            sqlx::query(
+                "INSERT INTO run_event_batches (run_id, first_seq, last_seq, events) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (run_id, first_seq) DO UPDATE \
+                 SET last_seq = excluded.last_seq, events = excluded.events \
+                 WHERE excluded.last_seq > run_event_batches.last_seq",
+            )
+            .bind(&run.id)
+            .bind(first)
+            .bind(last)
+            .bind(join_lines(&batch.events))
+            .execute(&mut *tx)
+            .await?;
         }
         if postgres && (batch.done || !batch.events.is_empty()) {
             // pg_notify returns void, which the Any driver cannot read: wrapped in a count.
@@ -537,22 +536,16 @@ async fn write_batches(
     tx.commit().await
 }
 
-/// `INSERT` of `rows` events of one run: the run id is `$1`, then each event's number and
-/// text. Built from numbers only (no data goes into the text), in the `$n` placeholders
-/// both backends read — sqlx's `QueryBuilder` writes `?` for the Any driver, which
-/// PostgreSQL refuses.
-fn insert_events_sql(rows: usize) -> String {
-    use std::fmt::Write;
-    let mut sql = String::with_capacity(64 + rows * 12);
-    sql.push_str("INSERT INTO run_events (run_id, seq, event) VALUES ");
-    for row in 0..rows {
-        if row > 0 {
-            sql.push_str(", ");
+/// A batch's events as stored: one JSON text per line.
+fn join_lines(events: &[Arc<str>]) -> String {
+    let mut text = String::with_capacity(events.iter().map(|data| data.len() + 1).sum());
+    for (index, data) in events.iter().enumerate() {
+        if index > 0 {
+            text.push('\n');
         }
-        let _ = write!(sql, "($1, ${}, ${})", 2 * row + 2, 2 * row + 3);
+        text.push_str(data);
     }
-    sql.push_str(" ON CONFLICT (run_id, seq) DO NOTHING");
-    sql
+    text
 }
 
 /// The runs of `node` another process asked to stop.
@@ -566,20 +559,35 @@ async fn stop_requests(db: &Pool, node: &str) -> Result<Vec<String>, sqlx::Error
     Ok(rows.into_iter().map(|(id,)| id).collect())
 }
 
-/// The stored events of a run after number `after`, at most [`PAGE`].
+/// The stored events of a run after number `after`, numbered, from at most [`PAGE`]
+/// batches; `true` with them when there may be more batches to read.
 async fn stored_events(
     db: &Pool,
     run_id: &str,
     after: u64,
-) -> Result<Vec<(i64, String)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT seq, event FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+) -> Result<(Vec<(i64, String)>, bool), sqlx::Error> {
+    let after = i64::try_from(after).unwrap_or(i64::MAX);
+    let batches: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT first_seq, events FROM run_event_batches WHERE run_id = $1 AND last_seq > $2 \
+         ORDER BY first_seq LIMIT $3",
     )
     .bind(run_id)
-    .bind(i64::try_from(after).unwrap_or(i64::MAX))
+    .bind(after)
     .bind(PAGE as i64)
     .fetch_all(db)
-    .await
+    .await?;
+    let more = batches.len() == PAGE;
+    let events = batches
+        .iter()
+        .flat_map(|(first, events)| {
+            events
+                .split('\n')
+                .zip(*first..)
+                .map(|(data, seq)| (seq, data.to_owned()))
+        })
+        .filter(|(seq, _)| *seq > after)
+        .collect();
+    Ok((events, more))
 }
 
 /// What a follower learns from a run's row.
@@ -833,14 +841,13 @@ impl Runs {
             let mut last = after;
             let mut ending = false;
             loop {
-                let page = match stored_events(&db, &run_id, last).await {
+                let (page, full) = match stored_events(&db, &run_id, last).await {
                     Ok(page) => page,
                     Err(error) => {
                         tracing::warn!(%error, run = %run_id, "reading a run's events failed");
                         break;
                     }
                 };
-                let full = page.len() == PAGE;
                 for (seq, data) in page {
                     // Batches commit in order, so stored numbers have no gaps.
                     if u64::try_from(seq).ok() != Some(last + 1) {
@@ -949,7 +956,7 @@ impl Runs {
             // A live run beats every few seconds, so only finished or dead runs are this old.
             let result = async {
                 sqlx::query(
-                    "DELETE FROM run_events WHERE run_id IN \
+                    "DELETE FROM run_event_batches WHERE run_id IN \
                      (SELECT run_id FROM runs WHERE updated_at < $1)",
                 )
                 .bind(&before)
@@ -1044,17 +1051,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_events_insert_numbers_its_placeholders() {
-        assert_eq!(
-            insert_events_sql(2),
-            "INSERT INTO run_events (run_id, seq, event) VALUES ($1, $2, $3), ($1, $4, $5) \
-             ON CONFLICT (run_id, seq) DO NOTHING"
-        );
-    }
-
-    /// More events than one statement takes, in two batches, on the backend under test:
-    /// every event is stored once, numbered in order, and reads back as it was.
+    /// More batches than one read returns, on the backend under test: every event is
+    /// stored once, numbered in order, and reads back as it was, from any point.
     #[tokio::test]
     async fn large_batches_are_stored_whole_and_in_order() {
         let (pool, _db) = db::test_pool().await;
@@ -1062,41 +1060,44 @@ mod tests {
             .await
             .unwrap();
         let run = Arc::new(ActiveRun::new(&conversation.id, "own_a"));
-        let total = EVENTS_PER_INSERT * 2 + 50;
+        let total = PAGE * 3 + 50;
         for n in 0..total {
             run.push(&delta(n));
         }
         let (_, events) = run.unstored();
-        let split = EVENTS_PER_INSERT + 7;
         let postgres = db::backend(&pool) == Backend::Postgres;
-        for (from, part, done) in [
-            (0, &events[..split], false),
-            (split, &events[split..], true),
-        ] {
+        // Many batches of one event (more than one read returns), then bigger ones, as
+        // ticks of a storer would make them.
+        let mut from = 0;
+        while from < total {
+            let size = if from < PAGE + 50 { 1 } else { 7 };
+            let to = (from + size).min(total);
             let batch = Batch {
                 run: Arc::clone(&run),
                 from,
-                events: part.to_vec(),
-                done,
+                events: events[from..to].to_vec(),
+                done: to == total,
             };
             write_batches(&pool, "node_t", &[batch], postgres)
                 .await
                 .unwrap();
+            from = to;
         }
-        let mut stored = Vec::new();
-        loop {
-            let page = stored_events(&pool, run.id(), stored.len() as u64)
-                .await
-                .unwrap();
-            if page.is_empty() {
-                break;
+        for start in [0, 1, 17, total - 1] {
+            let mut stored = Vec::new();
+            loop {
+                let after = (start + stored.len()) as u64;
+                let (page, more) = stored_events(&pool, run.id(), after).await.unwrap();
+                for (seq, data) in page {
+                    assert_eq!(seq, (start + stored.len()) as i64 + 1);
+                    stored.push(Arc::<str>::from(data));
+                }
+                if !more {
+                    break;
+                }
             }
-            for (seq, data) in page {
-                assert_eq!(seq, stored.len() as i64 + 1);
-                stored.push(Arc::<str>::from(data));
-            }
+            assert_eq!(numbers(&stored), (start..total).collect::<Vec<_>>());
         }
-        assert_eq!(numbers(&stored), (0..total).collect::<Vec<_>>());
         assert!(matches!(
             row_state(&pool, run.id()).await.unwrap(),
             RowState::Done

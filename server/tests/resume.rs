@@ -1,6 +1,6 @@
 //! Resumable runs: a reply goes on when the browser leaves, and `GET
 //! /api/chat/{id}/stream[?after=N]` picks it up again — on the same process from memory, on
-//! another process sharing the database from `run_events` — with every event once and in
+//! another process sharing the database from `run_event_batches` — with every event once and in
 //! order. Stops reach a running tool (and a run on another process); an owner has at most
 //! a few runs at once.
 //!
@@ -183,12 +183,25 @@ fn last_message(conversation: &Value) -> Message {
 
 /// The run's events as stored, checked to be numbered 1, 2, … without gaps.
 async fn stored_events(app: &TestApp, run_id: &str) -> Vec<Value> {
-    let rows: Vec<(i64, String)> =
-        sqlx::query_as("SELECT seq, event FROM run_events WHERE run_id = $1 ORDER BY seq")
-            .bind(run_id)
-            .fetch_all(&app.pool)
-            .await
-            .unwrap();
+    // Stored in batches, one row each, with the batch's events one per line.
+    let batches: Vec<(i64, i64, String)> = sqlx::query_as(
+        "SELECT first_seq, last_seq, events FROM run_event_batches WHERE run_id = $1 \
+         ORDER BY first_seq",
+    )
+    .bind(run_id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    let mut rows: Vec<(i64, String)> = Vec::new();
+    for (first, last, events) in batches {
+        let lines: Vec<&str> = events.split('\n').collect();
+        assert_eq!(
+            lines.len() as i64,
+            last - first + 1,
+            "a batch holds its numbers' events"
+        );
+        rows.extend((first..).zip(lines.into_iter().map(str::to_owned)));
+    }
     for (index, (seq, _)) in rows.iter().enumerate() {
         assert_eq!(
             *seq,

@@ -65,6 +65,10 @@ pub struct Tools {
     pub wasm_bindgen_test_runner: PathBuf,
     /// binaryen's `wasm-opt` from the end2end npm packages.
     pub wasm_opt: PathBuf,
+    /// Whether the hydrate build can compile std from source (`-Zbuild-std`), which lets
+    /// it drop the panic machinery: always on the Debian route, on the rustup route when
+    /// the `rust-src` component is there or can be added.
+    pub std_sources: bool,
 }
 
 /// The set-up steps and what they need to know about this machine.
@@ -90,6 +94,10 @@ impl Setup {
         self.ensure_node()?;
         self.ensure_chromium()?;
         let wasm = self.ensure_wasm_toolchain()?;
+        let std_sources = match wasm {
+            WasmToolchain::DebianWeb => true,
+            WasmToolchain::Rustup => self.ensure_rust_src(),
+        };
         let (wasm_bindgen, wasm_bindgen_test_runner) = self.ensure_wasm_bindgen()?;
         self.ensure_npm_packages()?;
         let wasm_opt = self.ws.root.join("end2end/node_modules/.bin/wasm-opt");
@@ -105,6 +113,7 @@ impl Setup {
             wasm_bindgen,
             wasm_bindgen_test_runner,
             wasm_opt,
+            std_sources,
         })
     }
 
@@ -209,6 +218,36 @@ impl Setup {
         }
         self.ensure_debian_toolchain("building the wasm32 client")?;
         Ok(WasmToolchain::DebianWeb)
+    }
+
+    /// rustup's `rust-src` component (std's sources, for `-Zbuild-std`): tried once, briefly;
+    /// without it the hydrate bundle is built anyway, only somewhat larger.
+    fn ensure_rust_src(&self) -> bool {
+        let installed = || {
+            cmd::output(Command::new("rustup").current_dir(&self.ws.root).args([
+                "component",
+                "list",
+                "--installed",
+            ]))
+            .is_some_and(|out| out.lines().any(|l| l.trim().starts_with("rust-src")))
+        };
+        if installed() {
+            return true;
+        }
+        println!("set-up: trying `rustup component add rust-src` (60 s at most)");
+        let added = Command::new("timeout")
+            .args(["60", "rustup", "component", "add", "rust-src"])
+            .current_dir(&self.ws.root)
+            .status()
+            .is_ok_and(|s| s.success());
+        if added && installed() {
+            return true;
+        }
+        println!(
+            "set-up: no rust-src for rustup's toolchain: the hydrate build keeps std's panic \
+             code (a larger bundle)"
+        );
+        false
     }
 
     /// Debian's rustc-web (1.96, with std sources) linked as the rustup toolchain `debian-web`.

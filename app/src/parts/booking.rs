@@ -1,7 +1,7 @@
 //! `createBooking` parts: a draft while the model writes the call, the confirmation form
 //! while the server waits for the person, and a receipt only once a booking exists.
 
-use chrono::{DateTime, FixedOffset, NaiveDateTime, TimeZone, Timelike};
+use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, NaiveDateTime, TimeZone, Timelike};
 use leptos::prelude::*;
 use serde_json::{json, Value};
 use shared::{
@@ -126,7 +126,7 @@ impl FormValues {
     pub fn from_input(input: &CreateBookingInput) -> Self {
         Self {
             party_size: input.party_size.to_string(),
-            starts_at: input.starts_at.format("%Y-%m-%dT%H:%M").to_string(),
+            starts_at: local_minutes(&input.starts_at.naive_local()),
         }
     }
 }
@@ -173,20 +173,89 @@ pub fn edited_input(
     })))
 }
 
+// The date-time text here is written and read by hand rather than with chrono's
+// `format`/`parse_from_str`: their strftime interpreter is the largest part of chrono in the
+// hydrate bundle, and these few fixed shapes need none of it.
+
+/// `YYYY-MM-DDTHH:MM`, the value of a `datetime-local` input.
+fn local_minutes(at: &NaiveDateTime) -> String {
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}",
+        at.year(),
+        at.month(),
+        at.day(),
+        at.hour(),
+        at.minute()
+    )
+}
+
+/// A `datetime-local` value: `YYYY-MM-DDTHH:MM`, optionally with `:SS` and a fraction.
 fn parse_local(value: &str) -> Option<NaiveDateTime> {
-    NaiveDateTime::parse_from_str(value, "%Y-%m-%dT%H:%M")
-        .or_else(|_| NaiveDateTime::parse_from_str(value, "%Y-%m-%dT%H:%M:%S%.f"))
-        .ok()
+    fn number(text: &str) -> Option<u32> {
+        text.bytes()
+            .all(|byte| byte.is_ascii_digit())
+            .then(|| text.parse().ok())
+            .flatten()
+    }
+    let (date, time) = value.split_once('T')?;
+    let mut date_fields = date.split('-');
+    let (year, month, day) = (
+        date_fields.next()?,
+        date_fields.next()?,
+        date_fields.next()?,
+    );
+    if date_fields.next().is_some() || year.len() != 4 || month.len() != 2 || day.len() != 2 {
+        return None;
+    }
+    let (clock, fraction) = time.split_once('.').unwrap_or((time, ""));
+    let mut clock_fields = clock.split(':');
+    let (hour, minute) = (clock_fields.next()?, clock_fields.next()?);
+    let second = clock_fields.next().unwrap_or("00");
+    if clock_fields.next().is_some() || [hour, minute, second].iter().any(|f| f.len() != 2) {
+        return None;
+    }
+    // A fraction only after seconds, of 1 to 9 digits.
+    let nanos = if fraction.is_empty() {
+        if time.contains('.') {
+            return None;
+        }
+        0
+    } else {
+        if clock.len() != 8 || fraction.len() > 9 {
+            return None;
+        }
+        number(fraction)? * 10u32.pow(9 - fraction.len() as u32)
+    };
+    NaiveDate::from_ymd_opt(
+        i32::try_from(number(year)?).ok()?,
+        number(month)?,
+        number(day)?,
+    )?
+    .and_hms_nano_opt(number(hour)?, number(minute)?, number(second)?, nanos)
+}
+
+/// `+07:00`, the offset as RFC 3339 writes it.
+fn offset_text(at: &DateTime<FixedOffset>) -> String {
+    let seconds = at.offset().local_minus_utc();
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let minutes = seconds.unsigned_abs() / 60;
+    format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
 /// `YYYY-MM-DDTHH:MM:SS+07:00`.
 fn rfc3339_with_offset(at: &DateTime<FixedOffset>) -> String {
-    at.format("%Y-%m-%dT%H:%M:%S%:z").to_string()
+    let local = at.naive_local();
+    format!(
+        "{}:{:02}{}",
+        local_minutes(&local),
+        local.second(),
+        offset_text(at)
+    )
 }
 
 /// "UTC+07:00", to say which clock the form's time is on.
 fn offset_label(at: &DateTime<FixedOffset>) -> String {
-    format!("UTC{}", at.format("%:z"))
+    format!("UTC{}", offset_text(at))
 }
 
 /// The confirmation form. It locks at the first click: both buttons are disabled before
@@ -487,6 +556,57 @@ mod tests {
         // Half a timestamp is shown as it is.
         let draft = Draft::from_partial(&json!({"startsAt": "2026-12-2"}));
         assert_eq!(draft.starts_at.as_deref(), Some("2026-12-2"));
+    }
+
+    #[test]
+    fn date_time_text_matches_chronos_formats() {
+        for text in [
+            "2026-12-24T19:00:00+07:00",
+            "2026-01-02T03:04:05-03:30",
+            "2026-06-30T23:59:59+00:00",
+            "2026-06-30T23:59:59+05:45",
+        ] {
+            let at = DateTime::parse_from_rfc3339(text).unwrap();
+            assert_eq!(
+                rfc3339_with_offset(&at),
+                at.format("%Y-%m-%dT%H:%M:%S%:z").to_string()
+            );
+            assert_eq!(offset_label(&at), format!("UTC{}", at.format("%:z")));
+            assert_eq!(
+                local_minutes(&at.naive_local()),
+                at.format("%Y-%m-%dT%H:%M").to_string()
+            );
+        }
+        for text in [
+            "2026-12-24T19:00",
+            "2026-12-24T19:00:30",
+            "2026-12-24T19:00:30.5",
+            "2026-12-24T19:00:30.123456789",
+            "2024-02-29T00:00",
+        ] {
+            let chrono = NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M")
+                .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f"))
+                .ok();
+            assert!(chrono.is_some(), "{text}");
+            assert_eq!(parse_local(text), chrono, "{text}");
+        }
+        for text in [
+            "",
+            "2026-12-24",
+            "2026-12-24T19",
+            "2026-12-24T19:00:",
+            "2026-12-24T19:00.5",
+            "2026-12-24T19:00:30.",
+            "2026-12-24T19:00:30.1234567890",
+            "2026-12-24T24:00",
+            "2025-02-29T10:00",
+            "2026-12-24T19:0a",
+            "2026-12-24T+9:00",
+            "2026-12-24 19:00",
+            "24/12/2026 19:00",
+        ] {
+            assert_eq!(parse_local(text), None, "{text}");
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A reply is a few KiB; anything this large is broken.
 const MAX_BODY: usize = 1 << 20;
 const MAX_HEADER_LINES: usize = 100;
-/// Latencies kept per client thread; far more than a few seconds of runs.
+/// Runs per client thread at most; far more than a few seconds hold.
 const MAX_SAMPLES: usize = 4_000_000;
 /// The owner cookie the server issues (`server/src/owner.rs`); sending it back makes each
 /// virtual client one person, as a browser would be.
@@ -31,6 +31,8 @@ const OWNER_COOKIE: &str = "datban_owner=";
 pub struct Client {
     addr: SocketAddr,
     conn: Option<BufReader<TcpStream>>,
+    /// Connections opened so far: more than one means the server closed kept-alive ones.
+    connects: u64,
     cookie: Option<String>,
     request: Vec<u8>,
     body: Vec<u8>,
@@ -50,6 +52,7 @@ impl Client {
         let mut client = Self {
             addr,
             conn: None,
+            connects: 0,
             cookie: None,
             request: Vec::new(),
             body: Vec::with_capacity(8 << 10),
@@ -76,6 +79,7 @@ impl Client {
     fn connect(&mut self) -> Result<&mut BufReader<TcpStream>, RunError> {
         if self.conn.is_none() {
             let stream = connect(self.addr)?;
+            self.connects += 1;
             self.conn = Some(BufReader::with_capacity(16 << 10, stream));
         }
         self.conn.as_mut().ok_or_else(|| "no connection".to_owned())
@@ -336,6 +340,8 @@ pub struct Window {
     pub events_per_run: usize,
     /// Per process whose CPU was probed: its CPU time over the window, in seconds.
     pub cpu_seconds: Vec<f64>,
+    /// Connections the clients opened, warm-up included (one each when all are kept alive).
+    pub connects: u64,
     /// The load generator's own CPU time over the window, in seconds: near the window's
     /// length, the generator's core was what limited the figures.
     pub generator_cpu_seconds: f64,
@@ -378,7 +384,7 @@ pub fn closed_loop(
     let own = || super::sys::cpu_ticks(std::process::id()).unwrap_or(0);
     let mut own_before = 0;
     let mut own_after = 0;
-    let results: Vec<(u64, Vec<Duration>, Failures, usize)> = std::thread::scope(|scope| {
+    let results: Vec<Tally> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..concurrency)
             .map(|_| scope.spawn(move || client_loop(addr, measure_from, end)))
             .collect();
@@ -392,9 +398,9 @@ pub fn closed_loop(
             .into_iter()
             .map(|worker| {
                 worker.join().unwrap_or_else(|_| {
-                    let mut failures = Failures::default();
-                    failures.add("load generator thread panicked".into());
-                    (0, Vec::new(), failures, 0)
+                    let mut tally = Tally::default();
+                    tally.failures.add("load generator thread panicked".into());
+                    tally
                 })
             })
             .collect()
@@ -406,6 +412,7 @@ pub fn closed_loop(
         latencies: Vec::new(),
         failures: Failures::default(),
         events_per_run: 0,
+        connects: 0,
         cpu_seconds: cpu_after
             .iter()
             .zip(&cpu_before)
@@ -414,11 +421,12 @@ pub fn closed_loop(
         generator_cpu_seconds: own_after.saturating_sub(own_before) as f64
             / super::sys::clock_ticks(),
     };
-    for (runs, latencies, failures, events) in results {
-        out.runs += runs;
-        out.latencies.extend(latencies);
-        out.failures.merge(failures);
-        out.events_per_run = out.events_per_run.max(events);
+    for tally in results {
+        out.runs += tally.runs;
+        out.latencies.extend(tally.latencies);
+        out.failures.merge(tally.failures);
+        out.events_per_run = out.events_per_run.max(tally.events);
+        out.connects += tally.connects;
     }
     out.latencies.sort_unstable();
     out
@@ -431,17 +439,20 @@ fn sleep_until(when: Instant) {
     }
 }
 
-fn client_loop(
-    addr: SocketAddr,
-    measure_from: Instant,
-    end: Instant,
-) -> (u64, Vec<Duration>, Failures, usize) {
+/// What one client thread did.
+#[derive(Default)]
+struct Tally {
+    runs: u64,
+    latencies: Vec<Duration>,
+    failures: Failures,
+    events: usize,
+    connects: u64,
+}
+
+fn client_loop(addr: SocketAddr, measure_from: Instant, end: Instant) -> Tally {
     let mut client = Client::new(addr);
-    let mut runs = 0;
-    let mut latencies = Vec::new();
-    let mut failures = Failures::default();
-    let mut events = 0;
-    while latencies.len() < MAX_SAMPLES {
+    let mut tally = Tally::default();
+    for _ in 0..MAX_SAMPLES {
         let started = Instant::now();
         if started >= end {
             break;
@@ -450,20 +461,21 @@ fn client_loop(
         let finished = Instant::now();
         match result {
             Ok(summary) => {
-                events = summary.events;
+                tally.events = summary.events;
                 if finished >= measure_from && finished <= end {
-                    runs += 1;
-                    latencies.push(finished - started);
+                    tally.runs += 1;
+                    tally.latencies.push(finished - started);
                 }
             }
             Err(cause) => {
-                failures.add(cause);
+                tally.failures.add(cause);
                 // A server that refuses at once must not turn this into a busy loop.
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
     }
-    (runs, latencies, failures, events)
+    tally.connects = client.connects;
+    tally
 }
 
 /// K replies held open at once, each until its first event.

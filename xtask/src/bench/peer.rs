@@ -137,6 +137,7 @@ pub fn measure(peer: &Peer, open_files: u64) -> Result<Measured, Failure> {
         windows,
         open,
         extra_cpu: None,
+        open_failures_fatal: false,
     })
 }
 

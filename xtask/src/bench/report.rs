@@ -316,24 +316,35 @@ fn print_targets(context: &Context, datban: &Measured, peer: Option<&Measured>) 
 
     for open in &datban.open {
         let ours = open.kib_per_reply();
-        let theirs = peer
-            .and_then(|p| p.open.iter().find(|p| p.wanted == open.wanted))
-            .and_then(|p| p.kib_per_reply());
+        let theirs = peer.and_then(|p| p.open.iter().find(|p| p.wanted == open.wanted));
         let kib = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.1} KiB"));
-        let met = match (ours, theirs) {
-            (Some(o), Some(t)) => Some(o <= OPEN_REPLY_KIB && o <= t),
-            (Some(o), None) if o > OPEN_REPLY_KIB => Some(false),
-            _ => None,
+        let within = ours.map(|o| o <= OPEN_REPLY_KIB);
+        let (figure, met) = match theirs {
+            Some(p) if p.kib_per_reply().is_some() => (
+                format!("{} vs {}", kib(ours), kib(p.kib_per_reply())),
+                ratio(ours, p.kib_per_reply()).map(|r| r <= 1.0 && within == Some(true)),
+            ),
+            // A peer that cannot hold them all has no figure to be under.
+            Some(p) => (
+                format!(
+                    "{}; the peer held {} of {} open",
+                    kib(ours),
+                    thousands(p.open),
+                    thousands(p.wanted)
+                ),
+                within,
+            ),
+            None => (
+                format!("{}; the peer's {}", kib(ours), no_peer()),
+                within.filter(|within| !within),
+            ),
         };
         line(
             format!(
                 "memory per open reply ≤ {OPEN_REPLY_KIB:.0} KiB and ≤ the peer's, {} open",
                 thousands(open.wanted)
             ),
-            match theirs {
-                Some(_) => format!("{} vs {}", kib(ours), kib(theirs)),
-                None => format!("{}; the peer's {}", kib(ours), no_peer()),
-            },
+            figure,
             met,
         );
     }

@@ -27,7 +27,6 @@ use shared::{
 
 use crate::{
     agent::{Decision, Known},
-    db,
     owner::OwnerId,
     runs::{self, Current, ReserveError},
     store::{self, StoreError},
@@ -281,16 +280,16 @@ async fn chat(
     let reply = Message::assistant(store::new_id("msg"));
     // The turn in one transaction: (a new conversation,) the person's message, the empty
     // reply and the run's row commit together or not at all.
-    let mut tx = db::begin_write(&state.db).await.map_err(StoreError::from)?;
-    if created {
-        store::insert_conversation(&mut tx, &conversation, now).await?;
-    }
-    store::append_messages_in(&mut tx, &conversation.id, &[&user, &reply], now).await?;
-    reservation
-        .store_row(&mut tx)
-        .await
-        .map_err(StoreError::from)?;
-    tx.commit().await.map_err(StoreError::from)?;
+    store::store_turn(
+        &state.db,
+        &conversation,
+        created,
+        &user,
+        &reply,
+        &reservation.row(),
+        now,
+    )
+    .await?;
 
     let agent = state.agent.clone();
     let known = Known {

@@ -304,23 +304,13 @@ pub struct Reservation {
 }
 
 impl Reservation {
-    /// Stores the run's row (status "running", a fresh heartbeat) on `conn`, inside the
-    /// caller's transaction; from its commit on, other processes see the run.
-    pub async fn store_row(&self, conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
-        let run = &self.run;
-        sqlx::query(
-            "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
-             started_at, updated_at) VALUES ($1, $2, $3, 'running', $4, 0, $5, $5)",
-        )
-        .bind(&run.id)
-        .bind(&run.conversation_id)
-        .bind(&run.owner_id)
-        .bind(&self.runs.inner.node)
-        .bind(timestamp(now()))
-        .execute(conn)
-        .await?;
-        *lock(&run.last_write) = Instant::now();
-        Ok(())
+    /// The run's row, for the caller to store with its turn ([`crate::store::store_turn`]);
+    /// from its commit on, other processes see the run.
+    pub fn row(&self) -> crate::store::RunRow {
+        crate::store::RunRow {
+            run_id: self.run.id.clone(),
+            node: self.runs.inner.node.clone(),
+        }
     }
 
     /// The run this place is for.
@@ -488,6 +478,9 @@ async fn write_batches(
     postgres: bool,
 ) -> Result<(), sqlx::Error> {
     let at = timestamp(now());
+    if !postgres && db::backend(db) == Backend::Sqlite {
+        return write_batches_script(db, node, batches, at).await;
+    }
     let mut tx = db::begin_write(db).await?;
     for batch in batches {
         let run = &batch.run;
@@ -534,6 +527,78 @@ async fn write_batches(
         }
     }
     tx.commit().await
+}
+
+/// The upsert of a run's row: a row already "done" stays so.
+const UPSERT_RUN: &str = "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
+     stop_requested, started_at, updated_at) VALUES ({run}, {conversation}, {owner}, {status}, $1, 0, $2, $2) \
+     ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, \
+     status = CASE WHEN runs.status = 'done' THEN 'done' ELSE excluded.status END; ";
+
+/// The insert of a batch's events (see `write_batches`).
+const INSERT_BATCH: &str = "INSERT INTO run_event_batches (run_id, first_seq, last_seq, events) \
+     VALUES ({run}, {first}, {last}, {events}) ON CONFLICT (run_id, first_seq) DO UPDATE \
+     SET last_seq = excluded.last_seq, events = excluded.events \
+     WHERE excluded.last_seq > run_event_batches.last_seq; ";
+
+/// [`write_batches`] on SQLite: the same statements as one script, one round trip to the
+/// writer for the whole tick ([`db::run_script`]). The script's text holds only
+/// placeholder numbers; every value is a parameter.
+async fn write_batches_script(
+    db: &Pool,
+    node: &str,
+    batches: &[Batch],
+    at: String,
+) -> Result<(), sqlx::Error> {
+    let mut sql = String::from("BEGIN IMMEDIATE; ");
+    // $1 is the node and $2 the time; each batch's values follow in order.
+    let mut next = 3;
+    let mut number = || {
+        let n = format!("${next}");
+        next += 1;
+        n
+    };
+    for batch in batches {
+        let run = number();
+        sql.push_str(
+            &UPSERT_RUN
+                .replace("{run}", &run)
+                .replace("{conversation}", &number())
+                .replace("{owner}", &number())
+                .replace("{status}", &number()),
+        );
+        if !batch.events.is_empty() {
+            sql.push_str(
+                &INSERT_BATCH
+                    .replace("{run}", &run)
+                    .replace("{first}", &number())
+                    .replace("{last}", &number())
+                    .replace("{events}", &number()),
+            );
+        }
+    }
+    sql.push_str("COMMIT;");
+    // Kept prepared only in the common shape (one run per tick): other shapes would push
+    // the statements every request uses out of the connection's cache.
+    let mut script = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(batches.len() == 1)
+        .bind(node.to_owned())
+        .bind(at);
+    for batch in batches {
+        let run = &batch.run;
+        script = script
+            .bind(run.id.clone())
+            .bind(run.conversation_id.clone())
+            .bind(run.owner_id.clone())
+            .bind(if batch.done { "done" } else { "running" });
+        if !batch.events.is_empty() {
+            script = script
+                .bind(i64::try_from(batch.from + 1).unwrap_or(i64::MAX))
+                .bind(i64::try_from(batch.from + batch.events.len()).unwrap_or(i64::MAX))
+                .bind(join_lines(&batch.events));
+        }
+    }
+    db::run_script(db, script).await
 }
 
 /// A batch's events as stored: one JSON text per line.
@@ -715,8 +780,8 @@ impl Runs {
     }
 
     /// Like [`Runs::reserve`] without waiting, leaving the run's row to the caller, who
-    /// stores it with [`Reservation::store_row`] in the transaction that stores the turn
-    /// (one commit for the conversation, its messages and its run).
+    /// stores it ([`Reservation::row`]) in the transaction that stores the turn (one
+    /// commit for the conversation, its messages and its run).
     pub async fn reserve_unstored(
         &self,
         owner_id: &str,

@@ -197,6 +197,91 @@ pub async fn append_messages_in(
     Ok(())
 }
 
+/// The row of the run that writes a turn's reply, stored with the turn.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    /// The run's id.
+    pub run_id: String,
+    /// The process running it.
+    pub node: String,
+}
+
+/// Stores a turn in one transaction: the conversation when `created`, the person's
+/// message, the empty reply, and the row of the run that writes it (status "running"),
+/// so that they commit together or not at all.
+pub async fn store_turn(
+    db: &Pool,
+    conversation: &Conversation,
+    created: bool,
+    user: &Message,
+    reply: &Message,
+    run: &RunRow,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let at = timestamp(now);
+    if crate::db::backend(db) == crate::db::Backend::Sqlite {
+        // The whole turn in one round trip (see `db::run_script`). `seq` is counted in
+        // the script: the writer holds the only write lock from BEGIN IMMEDIATE on.
+        let script = if created {
+            sqlx::query(
+                "BEGIN IMMEDIATE; \
+                 INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $4); \
+                 INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+                 VALUES ($5, $1, 1, 'user', $6, $4); \
+                 INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+                 VALUES ($7, $1, 2, 'assistant', $8, $4); \
+                 INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
+                 stop_requested, started_at, updated_at) VALUES ($9, $1, $2, 'running', $10, 0, $4, $4); \
+                 COMMIT;",
+            )
+        } else {
+            sqlx::query(
+                "BEGIN IMMEDIATE; \
+                 INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+                 VALUES ($5, $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = $1), 'user', $6, $4); \
+                 INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+                 VALUES ($7, $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = $1), 'assistant', $8, $4); \
+                 UPDATE conversations SET updated_at = $4 WHERE id = $1 AND owner_id = $2 AND assistant = $3; \
+                 INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
+                 stop_requested, started_at, updated_at) VALUES ($9, $1, $2, 'running', $10, 0, $4, $4); \
+                 COMMIT;",
+            )
+        };
+        let script = script
+            .bind(conversation.id.clone())
+            .bind(conversation.owner_id.clone())
+            .bind(conversation.assistant.clone())
+            .bind(at)
+            .bind(user.id.clone())
+            .bind(encode(user))
+            .bind(reply.id.clone())
+            .bind(encode(reply))
+            .bind(run.run_id.clone())
+            .bind(run.node.clone());
+        crate::db::run_script(db, script).await?;
+        return Ok(());
+    }
+    let mut tx = crate::db::begin_write(db).await?;
+    if created {
+        insert_conversation(&mut tx, conversation, now).await?;
+    }
+    append_messages_in(&mut tx, &conversation.id, &[user, reply], now).await?;
+    sqlx::query(
+        "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
+         started_at, updated_at) VALUES ($1, $2, $3, 'running', $4, 0, $5, $5)",
+    )
+    .bind(&run.run_id)
+    .bind(&conversation.id)
+    .bind(&conversation.owner_id)
+    .bind(&run.node)
+    .bind(&at)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// Replaces a stored message's content (its parts and status as the reducer left them).
 pub async fn save_message(
     db: &Pool,

@@ -109,7 +109,13 @@ pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
     let binary = site::build_server(ws, true)?;
     let micro = micro::run(ws)?;
 
-    let machine = sys::machine();
+    let machine = match sys::load_average() {
+        Some(load) => format!(
+            "{}, load average {load:.2} when measuring began",
+            sys::machine()
+        ),
+        None => sys::machine(),
+    };
     let date =
         cmd::output(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"])).unwrap_or_default();
     let open_files = sys::raise_open_files(OPEN_FILES);

@@ -120,6 +120,16 @@ fn hard_open_files() -> Option<u64> {
     limits_line()?.get(1)?.parse().ok()
 }
 
+/// The 1-minute load average: other work on the machine makes every figure noisier.
+pub fn load_average() -> Option<f64> {
+    fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// The machine's CPU model and core count, for the table's heading.
 pub fn machine() -> String {
     let model = fs::read_to_string("/proc/cpuinfo")
@@ -146,5 +156,6 @@ mod tests {
         assert!(rss_kib(pid).is_some_and(|kib| kib > 0));
         assert!(with_children(pid).contains(&pid));
         assert!(open_files_limit().is_some());
+        assert!(load_average().is_some());
     }
 }

@@ -492,8 +492,9 @@ pub struct OpenReplies {
 }
 
 impl OpenReplies {
+    /// Only when every reply was held open: a partial count says nothing per reply.
     pub fn kib_per_reply(&self) -> Option<f64> {
-        (self.open > 0)
+        (self.open > 0 && self.open == self.wanted)
             .then(|| (self.rss_after_kib as f64 - self.rss_before_kib as f64) / self.open as f64)
     }
 }
@@ -647,6 +648,74 @@ mod tests {
         assert_eq!(client.cookie.as_deref(), Some("datban_owner=abc"));
         assert!(String::from_utf8_lossy(&client.request).contains("Cookie: datban_owner=abc\r\n"));
         assert_eq!(client.run().unwrap().events, 3);
+    }
+
+    fn chunked(events: &str) -> &'static str {
+        Box::leak(
+            format!(
+                "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{events}\r\n0\r\n\r\n",
+                events.len()
+            )
+            .into_boxed_str(),
+        )
+    }
+
+    #[test]
+    fn a_kept_alive_connection_the_server_closed_is_reopened_once() {
+        // Each connection answers one request and is then closed without a word.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reply = chunked(EVENTS);
+        std::thread::spawn(move || {
+            for _ in 0..2 {
+                let (stream, _) = listener.accept().unwrap();
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                while line != "\r\n" {
+                    line.clear();
+                    reader.read_line(&mut line).unwrap();
+                }
+                let mut body = vec![0; CHAT_BODY.len()];
+                reader.read_exact(&mut body).unwrap();
+                reader.get_mut().write_all(reply.as_bytes()).unwrap();
+            }
+        });
+        let mut client = Client::new(addr);
+        assert!(client.run().is_ok());
+        assert!(client.run().is_ok());
+        assert_eq!(client.connects, 2);
+    }
+
+    #[test]
+    fn held_open_replies_count_once_their_first_event_is_in() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for i in 0..3 {
+                let (mut stream, _) = listener.accept().unwrap();
+                let reply = if i == 2 {
+                    "HTTP/1.1 429 Too Many Requests\r\ncontent-length: 2\r\n\r\n{}".to_owned()
+                } else {
+                    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n\
+                     12\r\ndata: {\"type\":1}\n\n\r\n"
+                        .to_owned()
+                };
+                stream.write_all(reply.as_bytes()).unwrap();
+                held.push(stream);
+            }
+            std::thread::sleep(Duration::from_secs(5));
+        });
+        let rss = std::cell::Cell::new(1000);
+        let open = open_replies(addr, 3, Duration::from_secs(5), &|| {
+            rss.set(rss.get() + 300);
+            Some(rss.get())
+        });
+        assert_eq!(open.open, 2);
+        assert_eq!(open.failures.describe(), vec!["1 × HTTP 429".to_owned()]);
+        assert_eq!((open.rss_before_kib, open.rss_after_kib), (1300, 1600));
+        // Not every reply was held: no figure per reply.
+        assert_eq!(open.kib_per_reply(), None);
     }
 
     #[test]

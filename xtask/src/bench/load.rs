@@ -6,7 +6,7 @@
 
 use std::{
     collections::HashMap,
-    io::{BufRead, BufReader, Read, Write},
+    io::{BufRead, BufReader, ErrorKind, Read, Write},
     net::{SocketAddr, TcpStream},
     time::{Duration, Instant},
 };
@@ -559,16 +559,21 @@ fn first_event(stream: &mut TcpStream, buf: &mut [u8], give_up: Instant) -> Resu
     let mut filled = 0;
     // Each read returns at least one byte or fails, so this is bounded by the buffer.
     while filled < buf.len() {
-        let left = give_up.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err("no first event before the deadline".into());
-        }
+        // Past the deadline, what already arrived still counts: opening the others may be
+        // what took the time.
+        let left = give_up
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
         stream
             .set_read_timeout(Some(left))
             .map_err(|e| format!("socket options: {}", e.kind()))?;
-        let n = stream
-            .read(&mut buf[filled..])
-            .map_err(|e| format!("read: {}", e.kind()))?;
+        let n = match stream.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return Err("no first event before the deadline".into())
+            }
+            Err(e) => return Err(format!("read: {}", e.kind())),
+        };
         if n == 0 {
             return Err("closed before the first event".into());
         }

@@ -24,7 +24,7 @@ use crate::{
     db::Pool,
     history,
     model::{FinishReason, ModelEvent, ModelRequest, SharedProvider, ToolSpec},
-    store::{self, PendingCall, TakenCall},
+    store::{self, LastSave, PendingCall, TakenCall},
     tools::{self, ExecError, ToolContext},
 };
 
@@ -168,6 +168,9 @@ struct Run<'a> {
     /// Events emitted so far in this run: their numbers in the run's event log
     /// (`runs.rs`), saved with the message so a reload asks only for the ones after.
     emitted: u64,
+    /// Where the message as the run ends goes, to be stored with the run's last events
+    /// (`None`: saved directly).
+    last: Option<LastSave>,
 }
 
 /// What the caller of [`Agent::run_known`] already holds of the conversation, so the run
@@ -190,11 +193,14 @@ impl Agent {
         tx: EventSender,
         cancel: CancellationToken,
     ) -> RunStatus {
-        self.run_known(owner_id, conversation_id, None, message, tx, cancel)
+        self.run_known(owner_id, conversation_id, None, message, tx, cancel, None)
             .await
     }
 
-    /// [`Agent::run`], with what the caller knows of the conversation.
+    /// [`Agent::run`], with what the caller knows of the conversation; with `last`, the
+    /// message as the run ends is left there to be stored with the run's last events,
+    /// instead of being saved on its own.
+    #[allow(clippy::too_many_arguments)]
     pub async fn run_known(
         &self,
         owner_id: &str,
@@ -203,8 +209,10 @@ impl Agent {
         message: Message,
         tx: EventSender,
         cancel: CancellationToken,
+        last: Option<LastSave>,
     ) -> RunStatus {
         let mut run = Run::new(self, owner_id, conversation_id, message, tx, cancel);
+        run.last = last;
         run.start();
         match known {
             Some(known) => {
@@ -229,6 +237,7 @@ impl Agent {
         decision: Decision,
         tx: EventSender,
         cancel: CancellationToken,
+        last: Option<LastSave>,
     ) -> RunStatus {
         let pending = &taken.call;
         let loaded = store::message(&self.db, &pending.conversation_id, &pending.message_id).await;
@@ -259,6 +268,7 @@ impl Agent {
             tx,
             cancel,
         );
+        run.last = last;
         run.start();
         // Saved at once: the stored copy then says the reply is being written again (no
         // status), so a reload now follows this run instead of showing the old pause.
@@ -336,6 +346,7 @@ impl<'a> Run<'a> {
             assistant: Assistant::default(),
             streamed: 0,
             emitted: 0,
+            last: None,
         }
     }
 
@@ -398,7 +409,14 @@ impl<'a> Run<'a> {
                 conversation_id: Some(self.conversation_id.clone()),
             },
         });
-        self.save().await;
+        match &self.last {
+            Some(last) => last.set(store::MessageSave::of(
+                &self.conversation_id,
+                &self.message,
+                self.emitted,
+            )),
+            None => self.save().await,
+        }
         status
     }
 

@@ -298,9 +298,17 @@ async fn chat(
         // by the run.
         earlier: created.then(|| vec![user]),
     };
-    let run = reservation.start(move |tx, cancel| async move {
+    let run = reservation.start(move |tx, cancel, last| async move {
         agent
-            .run_known(&owner, &conversation.id, Some(known), reply, tx, cancel)
+            .run_known(
+                &owner,
+                &conversation.id,
+                Some(known),
+                reply,
+                tx,
+                cancel,
+                Some(last),
+            )
             .await;
     });
     // From the first event, like every later reader of this run.
@@ -451,8 +459,10 @@ async fn approve(
         edited,
     };
     let agent = state.agent.clone();
-    let run = reservation.start(move |tx, cancel| async move {
-        agent.resume(pending, decision, tx, cancel).await;
+    let run = reservation.start(move |tx, cancel, last| async move {
+        agent
+            .resume(pending, decision, tx, cancel, Some(last))
+            .await;
     });
     Ok(sse(run.subscribe(0), run.id()))
 }

@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     agent::EventSender,
     db::{self, Backend, Pool},
+    store::LastSave,
 };
 
 /// How many runs one owner may have going at once unless configured otherwise
@@ -46,6 +47,8 @@ pub const EVENTS_CHANNEL: &str = "datban_run_events";
 /// The PostgreSQL channel told a run's id when another process asks it to stop.
 pub const STOP_CHANNEL: &str = "datban_run_stop";
 
+/// How long a count of the runs on other processes is used before it is counted again.
+const ELSEWHERE_FRESH: Duration = Duration::from_millis(100);
 /// How often a running run stores its new events.
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
 /// How often a run with nothing new to store still proves it is alive; well under
@@ -111,6 +114,9 @@ struct Inner {
     /// Set once the PostgreSQL listener task is started.
     listener: OnceLock<()>,
     last_purge: Mutex<Option<Instant>>,
+    /// Runs going on other processes, per owner, as last counted, and when: asking the
+    /// database for every new run cost a round trip per reply.
+    elsewhere: Mutex<Option<(Instant, HashMap<String, usize>)>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -171,6 +177,8 @@ pub struct ActiveRun {
     stored_done: Notify,
     /// When the storer last wrote this run's row (its heartbeat).
     last_write: Mutex<Instant>,
+    /// The run's message as it ended, stored with its last events.
+    last_save: LastSave,
 }
 
 struct Log {
@@ -198,6 +206,7 @@ impl ActiveRun {
             ending: AtomicBool::new(false),
             stored_done: Notify::new(),
             last_write: Mutex::new(Instant::now()),
+            last_save: LastSave::default(),
         }
     }
 
@@ -324,13 +333,13 @@ impl Reservation {
     /// and every event is stored.
     pub fn start<F, Fut>(mut self, work: F) -> Arc<ActiveRun>
     where
-        F: FnOnce(EventSender, CancellationToken) -> Fut,
+        F: FnOnce(EventSender, CancellationToken, LastSave) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         self.started = true;
         let run = Arc::clone(&self.run);
         let (tx, rx) = mpsc::unbounded_channel();
-        let work = tokio::spawn(work(tx, run.token.clone()));
+        let work = tokio::spawn(work(tx, run.token.clone(), run.last_save.clone()));
         tokio::spawn(drive(self.runs.clone(), Arc::clone(&run), rx, work));
         run
     }
@@ -383,6 +392,17 @@ async fn drive(
         .is_err()
     {
         tracing::warn!(run = %run.id, "the end of a run could not be stored in time");
+        // The reply at least, on its own, so the conversation does not show it unfinished.
+        let save = run.last_save.take();
+        if let Some(save) = save {
+            let stored = match runs.inner.db.acquire().await {
+                Ok(mut conn) => save.store(&mut conn).await,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = stored {
+                tracing::error!(%error, run = %run.id, "saving a run's last message failed");
+            }
+        }
     }
     // The place first, then the streams: a client that saw the end may send at once.
     runs.release(&run);
@@ -396,6 +416,8 @@ struct Batch {
     events: Vec<Arc<str>>,
     /// The run is over: this is its last batch, stored with status "done".
     done: bool,
+    /// With the last batch: the run's message as it ended.
+    save: Option<crate::store::MessageSave>,
 }
 
 /// The process's one writer of runs: every [`FLUSH_EVERY`] (and at once when a run ends)
@@ -428,6 +450,7 @@ async fn store_all(inner: Weak<Inner>, wake: Arc<Notify>) {
                     from,
                     events,
                     done,
+                    save: if done { run.last_save.peek() } else { None },
                 })
             })
             .collect();
@@ -445,6 +468,7 @@ async fn store_all(inner: Weak<Inner>, wake: Arc<Notify>) {
                         batch.run.mark_stored(batch.from + batch.events.len());
                         *lock(&batch.run.last_write) = Instant::now();
                         if batch.done {
+                            batch.run.last_save.take();
                             batch.run.stored_done.notify_one();
                         }
                     }
@@ -517,6 +541,9 @@ async fn write_batches(
             .execute(&mut *tx)
             .await?;
         }
+        if let Some(save) = &batch.save {
+            save.store(&mut tx).await?;
+        }
         if postgres && (batch.done || !batch.events.is_empty()) {
             // pg_notify returns void, which the Any driver cannot read: wrapped in a count.
             sqlx::query("SELECT COUNT(*) FROM (SELECT pg_notify($1, $2)) AS sent")
@@ -534,6 +561,10 @@ const UPSERT_RUN: &str = "INSERT INTO runs (run_id, conversation_id, owner_id, s
      stop_requested, started_at, updated_at) VALUES ({run}, {conversation}, {owner}, {status}, $1, 0, $2, $2) \
      ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, \
      status = CASE WHEN runs.status = 'done' THEN 'done' ELSE excluded.status END; ";
+
+/// The update of a run's message as it ended (see `store::LastSave`).
+const SAVE_MESSAGE: &str = "UPDATE messages SET body = {body}, run_seq = {seq} \
+     WHERE conversation_id = {conversation} AND id = {id}; ";
 
 /// The insert of a batch's events (see `write_batches`).
 const INSERT_BATCH: &str = "INSERT INTO run_event_batches (run_id, first_seq, last_seq, events) \
@@ -567,6 +598,15 @@ async fn write_batches_script(
                 .replace("{owner}", &number())
                 .replace("{status}", &number()),
         );
+        if batch.save.is_some() {
+            sql.push_str(
+                &SAVE_MESSAGE
+                    .replace("{body}", &number())
+                    .replace("{seq}", &number())
+                    .replace("{conversation}", &number())
+                    .replace("{id}", &number()),
+            );
+        }
         if !batch.events.is_empty() {
             sql.push_str(
                 &INSERT_BATCH
@@ -578,7 +618,7 @@ async fn write_batches_script(
         }
     }
     sql.push_str("COMMIT;");
-    // Kept prepared only in the common shape (one run per tick): other shapes would push
+    // Kept prepared only in the common shapes (one run per tick): other shapes would push
     // the statements every request uses out of the connection's cache.
     let mut script = sqlx::query(sqlx::AssertSqlSafe(sql))
         .persistent(batches.len() == 1)
@@ -591,6 +631,13 @@ async fn write_batches_script(
             .bind(run.conversation_id.clone())
             .bind(run.owner_id.clone())
             .bind(if batch.done { "done" } else { "running" });
+        if let Some(save) = &batch.save {
+            script = script
+                .bind(save.body.clone())
+                .bind(save.run_seq)
+                .bind(save.conversation_id.clone())
+                .bind(save.message_id.clone());
+        }
         if !batch.events.is_empty() {
             script = script
                 .bind(i64::try_from(batch.from + 1).unwrap_or(i64::MAX))
@@ -700,6 +747,7 @@ impl Runs {
                 stored,
                 listener: OnceLock::new(),
                 last_purge: Mutex::new(None),
+                elsewhere: Mutex::new(None),
             }),
         }
     }
@@ -730,19 +778,36 @@ impl Runs {
     }
 
     /// How many runs `owner_id` has going on other processes (0 when the database cannot
-    /// say: this process's own count still holds).
+    /// say: this process's own count still holds). Counted for every owner at once and
+    /// kept for [`ELSEWHERE_FRESH`]: a run started on another process within that time may
+    /// be missed, which a limit on replies at once (not on money) can afford.
     async fn running_elsewhere(&self, owner_id: &str) -> usize {
-        let counted: Result<(i64,), _> = sqlx::query_as(
-            "SELECT COUNT(*) FROM runs WHERE owner_id = $1 AND status = 'running' \
-             AND node <> $2 AND updated_at > $3",
+        {
+            let cached = lock(&self.inner.elsewhere);
+            if let Some((at, counts)) = cached.as_ref() {
+                if at.elapsed() < ELSEWHERE_FRESH {
+                    return counts.get(owner_id).copied().unwrap_or(0);
+                }
+            }
+        }
+        let counted: Result<Vec<(String, i64)>, _> = sqlx::query_as(
+            "SELECT owner_id, COUNT(*) FROM runs WHERE status = 'running' \
+             AND node <> $1 AND updated_at > $2 GROUP BY owner_id",
         )
-        .bind(owner_id)
         .bind(&self.inner.node)
         .bind(fresh_since())
-        .fetch_one(&self.inner.reads)
+        .fetch_all(&self.inner.reads)
         .await;
         match counted {
-            Ok((n,)) => usize::try_from(n).unwrap_or(0),
+            Ok(rows) => {
+                let counts: HashMap<String, usize> = rows
+                    .into_iter()
+                    .map(|(owner, n)| (owner, usize::try_from(n).unwrap_or(0)))
+                    .collect();
+                let n = counts.get(owner_id).copied().unwrap_or(0);
+                *lock(&self.inner.elsewhere) = Some((Instant::now(), counts));
+                n
+            }
             Err(error) => {
                 tracing::warn!(%error, "counting runs on other processes failed");
                 0
@@ -848,6 +913,7 @@ impl Runs {
                 from: 0,
                 events: Vec::new(),
                 done: false,
+                save: None,
             }],
             false,
         )
@@ -1142,6 +1208,7 @@ mod tests {
                 from,
                 events: events[from..to].to_vec(),
                 done: to == total,
+                save: None,
             };
             write_batches(&pool, "node_t", &[batch], postgres)
                 .await

@@ -498,6 +498,77 @@ pub async fn setting_or_insert(db: &Pool, key: &str, value: &str) -> Result<Stri
     Ok(setting(db, key).await?.unwrap_or_else(|| value.to_owned()))
 }
 
+/// A run's message as its last event left it, to be stored with the run's last events
+/// (one transaction: the stored message and the run's "done" agree).
+#[derive(Debug, Clone)]
+pub struct MessageSave {
+    /// The conversation.
+    pub conversation_id: String,
+    /// The message.
+    pub message_id: String,
+    /// Its content, JSON text.
+    pub body: String,
+    /// How many of its run's events it holds.
+    pub run_seq: i64,
+}
+
+impl MessageSave {
+    /// What [`save_run_message`] would store for `message`.
+    pub fn of(conversation_id: &str, message: &Message, run_seq: u64) -> Self {
+        Self {
+            conversation_id: conversation_id.to_owned(),
+            message_id: message.id.clone(),
+            body: encode(message),
+            run_seq: i64::try_from(run_seq).unwrap_or(i64::MAX),
+        }
+    }
+
+    /// Stores it on `conn` (inside the caller's transaction, if any).
+    pub async fn store(&self, conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "UPDATE messages SET body = $1, run_seq = $2 WHERE conversation_id = $3 AND id = $4",
+        )
+        .bind(&self.body)
+        .bind(self.run_seq)
+        .bind(&self.conversation_id)
+        .bind(&self.message_id)
+        .execute(conn)
+        .await?;
+        Ok(())
+    }
+}
+
+/// Where a run leaves its message as it ended: the run registry stores it in the
+/// transaction of the run's last events and its "done" — one commit instead of two, and the
+/// stored reply and the run's row never disagree. Cheap to clone; clones share the slot.
+#[derive(Debug, Clone, Default)]
+pub struct LastSave(std::sync::Arc<std::sync::Mutex<Option<MessageSave>>>);
+
+impl LastSave {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<MessageSave>> {
+        // Plain data: a panic elsewhere while holding the lock leaves it usable.
+        match self.0.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Sets the message to store when the run is over (the last call wins).
+    pub fn set(&self, save: MessageSave) {
+        *self.slot() = Some(save);
+    }
+
+    /// The message to store, left in place (until it is stored).
+    pub fn peek(&self) -> Option<MessageSave> {
+        self.slot().clone()
+    }
+
+    /// The message to store, taken out (it was stored, or is stored by the taker).
+    pub fn take(&self) -> Option<MessageSave> {
+        self.slot().take()
+    }
+}
+
 /// Replaces a stored message's content as a run left it after emitting `run_seq` events,
 /// and records that number with it (in the same statement), so a browser that reloads
 /// mid-reply can ask the run for exactly the events the stored copy lacks.

@@ -473,6 +473,24 @@ pub enum ToolPart {
     Unknown(UnknownToolCall),
 }
 
+/// Runs `$body` with `$call` bound to the call inside any variant of a [`ToolPart`].
+macro_rules! each_call {
+    ($part:expr, $call:ident => $body:expr) => {
+        match $part {
+            ToolPart::GetWeather($call) => $body,
+            ToolPart::SearchRestaurants($call) => $body,
+            ToolPart::CreateBooking($call) => $body,
+            ToolPart::ListBookings($call) => $body,
+            ToolPart::CancelBooking($call) => $body,
+            ToolPart::SuggestGifts($call) => $body,
+            ToolPart::PrepareCheckout($call) => $body,
+            ToolPart::CreateCheckoutSession($call) => $body,
+            ToolPart::ShippingQuote($call) => $body,
+            ToolPart::Unknown($call) => $body,
+        }
+    };
+}
+
 impl ToolPart {
     /// A new part for a call that just started streaming.
     pub fn start(id: impl Into<String>, tool_name: &str) -> Self {
@@ -534,14 +552,17 @@ impl ToolPart {
     /// The call's input as JSON: the validated input, or the arguments as received when
     /// they were rejected (a JSON string when they were not JSON at all).
     pub fn input_json(&self) -> Option<Value> {
-        self.ops().input_json()
+        each_call!(self, call => call.input_json())
     }
 
     /// Where the call ended up, for the model's history.
     pub fn outcome(&self) -> CallOutcome {
-        self.ops().outcome()
+        each_call!(self, call => call.outcome())
     }
 
+    // `input_json` and `outcome` are matched per variant instead of going through
+    // `ops()`: the browser never calls them, and as methods of the `dyn ToolCallOps`
+    // vtables they would keep every tool's output serializer in the hydrate bundle.
     pub(crate) fn ops(&self) -> &dyn ToolCallOps {
         match self {
             ToolPart::GetWeather(call) => call,
@@ -604,8 +625,6 @@ pub(crate) trait ToolCallOps {
     fn id(&self) -> &str;
     fn state_name(&self) -> &'static str;
     fn is_final(&self) -> bool;
-    fn input_json(&self) -> Option<Value>;
-    fn outcome(&self) -> CallOutcome;
     fn stream_input(&mut self, delta: &str) -> bool;
     fn input_available(&mut self, input: Value) -> bool;
     fn approval_requested(&mut self) -> bool;
@@ -619,19 +638,7 @@ pub(crate) fn typed<V: DeserializeOwned>(value: Value) -> Result<V, String> {
     serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
-impl<T: Tool> ToolCallOps for ToolCall<T> {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn state_name(&self) -> &'static str {
-        self.state.name()
-    }
-
-    fn is_final(&self) -> bool {
-        self.state.is_final()
-    }
-
+impl<T: Tool> ToolCall<T> {
     fn input_json(&self) -> Option<Value> {
         match &self.state {
             ToolState::InputStreaming(input) => Some(Value::String(input.raw().to_owned())),
@@ -654,6 +661,20 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
             ToolState::OutputError { error, .. } => CallOutcome::Error(error.clone()),
             ToolState::OutputDenied { .. } => CallOutcome::Denied,
         }
+    }
+}
+
+impl<T: Tool> ToolCallOps for ToolCall<T> {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn state_name(&self) -> &'static str {
+        self.state.name()
+    }
+
+    fn is_final(&self) -> bool {
+        self.state.is_final()
     }
 
     fn stream_input(&mut self, delta: &str) -> bool {
@@ -764,6 +785,22 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
     }
 }
 
+impl UnknownToolCall {
+    fn input_json(&self) -> Option<Value> {
+        Some(
+            serde_json::from_str(&self.raw_input)
+                .unwrap_or_else(|_| Value::String(self.raw_input.clone())),
+        )
+    }
+
+    fn outcome(&self) -> CallOutcome {
+        match &self.error {
+            Some(error) => CallOutcome::Error(error.clone()),
+            None => CallOutcome::Incomplete,
+        }
+    }
+}
+
 impl ToolCallOps for UnknownToolCall {
     fn id(&self) -> &str {
         &self.id
@@ -779,20 +816,6 @@ impl ToolCallOps for UnknownToolCall {
 
     fn is_final(&self) -> bool {
         self.error.is_some()
-    }
-
-    fn input_json(&self) -> Option<Value> {
-        Some(
-            serde_json::from_str(&self.raw_input)
-                .unwrap_or_else(|_| Value::String(self.raw_input.clone())),
-        )
-    }
-
-    fn outcome(&self) -> CallOutcome {
-        match &self.error {
-            Some(error) => CallOutcome::Error(error.clone()),
-            None => CallOutcome::Incomplete,
-        }
     }
 
     fn stream_input(&mut self, delta: &str) -> bool {

@@ -21,8 +21,6 @@ use serde_json::{json, Value};
 use support::{new_client, spawn_app, Reply, TestApp};
 
 const OWNERS: usize = 100;
-const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
-const BOOK: &str = "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00";
 
 /// Every event of a reply, and how its run ended; panics with the events on anything else.
 fn ended(reply: &Reply, status: &str) {
@@ -38,20 +36,7 @@ fn ended(reply: &Reply, status: &str) {
 
 /// A restaurant conversation of `client` paused on its createBooking confirmation.
 async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, String) {
-    let search = app.post(client, "/api/chat", json!({"text": SEARCH})).await;
-    ended(&search, "completed");
-    let conversation = search.conversation_id();
-    let booking = app
-        .post(
-            client,
-            "/api/chat",
-            json!({"conversationId": conversation, "text": BOOK}),
-        )
-        .await;
-    ended(&booking, "awaiting-approval");
-    let call = booking.call_id("createBooking");
-    assert!(!call.is_empty());
-    (conversation, call)
+    support::pending_booking(client, &app.url("")).await
 }
 
 async fn approve(app: &TestApp, client: &reqwest::Client, conversation: &str, call: &str) -> Reply {

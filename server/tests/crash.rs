@@ -13,8 +13,6 @@ use support::{
     read_reply, Reply, TestApp,
 };
 
-const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
-const BOOK: &str = "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00";
 /// How long the test hook holds each side effect inside its transaction.
 const HOLD: &[(&str, &str)] = &[("DATBAN_TEST_HOLD_EFFECT_MS", "1500")];
 
@@ -30,22 +28,7 @@ async fn post(client: &reqwest::Client, base: &str, path: &str, body: Value) -> 
 
 /// A conversation paused on a createBooking confirmation: (conversation id, call id).
 async fn pending_booking(client: &reqwest::Client, server: &ServerProcess) -> (String, String) {
-    let search = post(client, &server.base, "/api/chat", json!({ "text": SEARCH })).await;
-    let conversation = search.conversation_id();
-    let reply = post(
-        client,
-        &server.base,
-        "/api/chat",
-        json!({ "conversationId": conversation, "text": BOOK }),
-    )
-    .await;
-    assert_eq!(
-        reply.status_of_run().as_deref(),
-        Some("awaiting-approval"),
-        "{:#?}",
-        reply.events
-    );
-    (reply.conversation_id(), reply.call_id("createBooking"))
+    support::pending_booking(client, &server.base).await
 }
 
 /// Sends a decision to a server that is about to be killed: its reply may never come.

@@ -11,23 +11,11 @@ use std::{collections::HashSet, time::Duration};
 
 use futures::{future::join_all, StreamExt};
 use serde_json::{json, Value};
-use support::{new_client, process::start_server, read_reply, TestApp};
+use support::{new_client, process::start_server, TestApp};
 use tokio::sync::mpsc;
 
 const PEOPLE: usize = 30;
-const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
-const BOOK: &str = "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00";
 const WEATHER: &str = "Thời tiết Hà Nội và Đà Lạt 2 ngày tới thế nào?";
-
-async fn post(client: &reqwest::Client, base: &str, path: &str, body: Value) -> support::Reply {
-    let response = client
-        .post(format!("{base}{path}"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    read_reply(response).await
-}
 
 /// Streams a request's SSE body and reports each booking receipt (its id) the moment
 /// its chunk arrives; a connection cut by the kill just ends the stream.
@@ -78,28 +66,11 @@ async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() {
     let clients: Vec<reqwest::Client> = (0..PEOPLE).map(|_| new_client()).collect();
 
     // Every person gets a confirmation; each was streamed as asked, so each must survive.
-    let asked = join_all(clients.iter().map(|client| {
-        let base = server.base.clone();
-        async move {
-            let search = post(client, &base, "/api/chat", json!({ "text": SEARCH })).await;
-            let conversation = search.conversation_id();
-            let reply = post(
-                client,
-                &base,
-                "/api/chat",
-                json!({ "conversationId": conversation, "text": BOOK }),
-            )
-            .await;
-            assert_eq!(
-                reply.status_of_run().as_deref(),
-                Some("awaiting-approval"),
-                "{:#?}",
-                reply.events
-            );
-            assert_eq!(reply.of_type("tool-approval-request").len(), 1);
-            (conversation, reply.call_id("createBooking"))
-        }
-    }))
+    let asked = join_all(
+        clients
+            .iter()
+            .map(|client| support::pending_booking(client, &server.base)),
+    )
     .await;
 
     // The burst: everyone approves while as many new chats are written, and the server

@@ -14,30 +14,9 @@ use futures::future::join_all;
 use serde_json::{json, Value};
 use support::{spawn_app, Reply, TestApp};
 
-const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
-const BOOK: &str = "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00";
-
 /// A restaurant conversation of `client` paused on its createBooking confirmation.
 async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, String) {
-    let search = app.post(client, "/api/chat", json!({"text": SEARCH})).await;
-    assert_eq!(search.status_of_run().as_deref(), Some("completed"));
-    let conversation = search.conversation_id();
-    let booking = app
-        .post(
-            client,
-            "/api/chat",
-            json!({"conversationId": conversation, "text": BOOK}),
-        )
-        .await;
-    assert_eq!(
-        booking.status_of_run().as_deref(),
-        Some("awaiting-approval"),
-        "{:#?}",
-        booking.events
-    );
-    let call = booking.call_id("createBooking");
-    assert!(!call.is_empty());
-    (conversation, call)
+    support::pending_booking(client, &app.url("")).await
 }
 
 async fn decide(

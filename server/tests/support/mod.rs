@@ -239,6 +239,38 @@ impl TestApp {
     }
 }
 
+/// A search for a restaurant, then a booking request that needs confirming.
+pub const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
+pub const BOOK: &str = "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00";
+
+/// A restaurant conversation of `client` on the server at `base` (`http://host:port`),
+/// paused on its createBooking confirmation: (conversation id, call id).
+pub async fn pending_booking(client: &reqwest::Client, base: &str) -> (String, String) {
+    let post = |body: Value| {
+        let request = client.post(format!("{base}/api/chat")).json(&body);
+        async move { read_reply(request.send().await.unwrap()).await }
+    };
+    let search = post(json!({ "text": SEARCH })).await;
+    assert_eq!(
+        search.status_of_run().as_deref(),
+        Some("completed"),
+        "{:#?}",
+        search.events
+    );
+    let conversation = search.conversation_id();
+    let booking = post(json!({ "conversationId": conversation, "text": BOOK })).await;
+    assert_eq!(
+        booking.status_of_run().as_deref(),
+        Some("awaiting-approval"),
+        "{:#?}",
+        booking.events
+    );
+    assert_eq!(booking.of_type("tool-approval-request").len(), 1);
+    let call = booking.call_id("createBooking");
+    assert!(!call.is_empty());
+    (conversation, call)
+}
+
 pub async fn read_reply(response: reqwest::Response) -> Reply {
     let status = response.status().as_u16();
     let content_type = response

@@ -65,8 +65,11 @@ const FINAL_STORE_WAIT: Duration = Duration::from_secs(10);
 const KEEP_FINISHED: Duration = Duration::from_secs(600);
 /// How often old rows are deleted, at most.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
-/// Live events a subscriber may fall behind by before it reads the log instead.
-const LIVE_CAPACITY: usize = 1024;
+/// Live events a subscriber may fall behind by before it reads the log instead. Small:
+/// the channel's slots are allocated for every run up front (1,024 of them were most of
+/// what an open reply cost in memory), and a subscriber that lags loses nothing — it reads
+/// the rest from the log.
+const LIVE_CAPACITY: usize = 64;
 /// Batches of events read from the database per query.
 const PAGE: usize = 100;
 

@@ -198,7 +198,24 @@ fn start_datban(
 }
 
 fn datban_sqlite(ws: &Workspace, binary: &Path, open_files: u64) -> Result<Measured, Failure> {
-    let server = start_datban(ws, binary, "sqlite", None, 0)?;
+    measure_alone(
+        "datban, SQLite file",
+        open_files,
+        true,
+        |label, delay_ms| start_datban(ws, binary, &format!("sqlite-{label}"), None, delay_ms),
+    )
+}
+
+/// The windows of a server that is alone on its core (its own CPU is all there is to
+/// count), then, on a fresh slow server for each K, the replies held open.
+/// `start(label, token_delay_ms)` starts one server.
+fn measure_alone(
+    label: &str,
+    open_files: u64,
+    open_failures_fatal: bool,
+    start: impl Fn(&str, u64) -> Result<Server, Failure>,
+) -> Result<Measured, Failure> {
+    let server = start("fast", 0)?;
     let pid = server.pid;
     let ticks = sys::clock_ticks();
     let probe = move || vec![sys::cpu_ticks(pid).unwrap_or(0) as f64 / ticks];
@@ -210,15 +227,15 @@ fn datban_sqlite(ws: &Workspace, binary: &Path, open_files: u64) -> Result<Measu
         let Some(k) = fit_open_files(k, open_files) else {
             continue;
         };
-        let server = start_datban(ws, binary, "sqlite-open", None, SLOW_TOKEN_DELAY_MS)?;
+        let server = start("open", SLOW_TOKEN_DELAY_MS)?;
         open.push(hold_open(&server, k));
     }
     Ok(Measured {
-        label: "datban, SQLite file".to_owned(),
+        label: label.to_owned(),
         windows,
         open,
         extra_cpu: None,
-        open_failures_fatal: true,
+        open_failures_fatal,
     })
 }
 

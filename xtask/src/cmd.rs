@@ -2,7 +2,8 @@
 
 use std::{
     fmt,
-    process::{Command, Stdio},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
 };
 
 use crate::Workspace;
@@ -77,4 +78,23 @@ pub fn output(command: &mut Command) -> Option<String> {
 /// Whether we may install system packages ourselves.
 pub fn is_root() -> bool {
     output(Command::new("id").arg("-u")).as_deref() == Some("0")
+}
+
+/// Stops a child server: SIGTERM first, so it shuts down gracefully and its log is
+/// complete, then SIGKILL if it is still there after `grace`; always reaped.
+pub fn terminate(child: &mut Child, grace: Duration) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

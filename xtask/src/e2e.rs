@@ -51,19 +51,7 @@ struct RunningServer {
 
 impl Drop for RunningServer {
     fn drop(&mut self) {
-        // SIGTERM first so the server shuts down gracefully and flushes its log.
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        cmd::terminate(&mut self.child, Duration::from_secs(10));
         let _ = std::fs::remove_dir_all(&self.data_dir);
     }
 }

@@ -8,7 +8,7 @@ use std::{
     process::Command,
 };
 
-use super::{hold_open, run_windows, server, sys, Measured, OPEN_REPLIES, SLOW_TOKEN_DELAY_MS};
+use super::{server, Measured};
 use crate::{
     cmd::{self, Failure},
     setup, Workspace,
@@ -117,27 +117,8 @@ fn start(peer: &Peer, label: &str, delay_ms: u64) -> Result<server::Server, Fail
 }
 
 pub fn measure(peer: &Peer, open_files: u64) -> Result<Measured, Failure> {
-    let server = start(peer, "peer", 0)?;
-    let pid = server.pid;
-    let ticks = sys::clock_ticks();
-    let probe = move || vec![sys::cpu_ticks(pid).unwrap_or(0) as f64 / ticks];
-    let windows = run_windows(&server, &probe);
-    drop(server);
-
-    let mut open = Vec::new();
-    for k in OPEN_REPLIES {
-        let Some(k) = super::fit_open_files(k, open_files) else {
-            continue;
-        };
-        let server = start(peer, "peer-open", SLOW_TOKEN_DELAY_MS)?;
-        open.push(hold_open(&server, k));
-    }
-    Ok(Measured {
-        label: peer.label.clone(),
-        windows,
-        open,
-        extra_cpu: None,
-        open_failures_fatal: false,
+    super::measure_alone(&peer.label, open_files, false, |label, delay_ms| {
+        start(peer, &format!("peer-{label}"), delay_ms)
     })
 }
 

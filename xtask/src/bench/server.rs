@@ -133,21 +133,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        // SIGTERM first: the server shuts down gracefully and its log is complete.
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.pid.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::cmd::terminate(&mut self.child, STOP_TIMEOUT);
         let _ = fs::remove_dir_all(&self.dir);
     }
 }

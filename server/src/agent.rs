@@ -409,6 +409,13 @@ impl<'a> Run<'a> {
                 conversation_id: Some(self.conversation_id.clone()),
             },
         });
+        self.save_later().await;
+        status
+    }
+
+    /// Leaves the message for the run registry to store with the run's next events, or
+    /// saves it now when the run has no registry.
+    async fn save_later(&self) {
         match &self.last {
             Some(last) => last.set(store::MessageSave::of(
                 &self.conversation_id,
@@ -417,7 +424,6 @@ impl<'a> Run<'a> {
             )),
             None => self.save().await,
         }
-        status
     }
 
     /// Saves the message with the number of events it holds (see `emitted`).
@@ -511,7 +517,14 @@ impl<'a> Run<'a> {
             let (errors, pending) = self.handle_calls(calls).await;
             tool_errors += errors;
             self.emit(AgentEvent::FinishStep);
-            self.save().await;
+            // A step that asks for approval is saved before the run goes on: the stored
+            // message must show the form of every pending call. Any other step is chat
+            // text, stored with the run's next batch of events.
+            if pending > 0 {
+                self.save().await;
+            } else {
+                self.save_later().await;
+            }
             if self.cancel.is_cancelled() {
                 return RunStatus::Stopped;
             }

@@ -279,17 +279,12 @@ async fn chat(
     let user = Message::user(store::new_id("msg"), text);
     let reply = Message::assistant(store::new_id("msg"));
     // The turn in one transaction: (a new conversation,) the person's message, the empty
-    // reply and the run's row commit together or not at all.
-    store::store_turn(
-        &state.db,
-        &conversation,
-        created,
-        &user,
-        &reply,
-        &reservation.row(),
-        now,
-    )
-    .await?;
+    // reply and the run's row commit together or not at all, in the commit the run
+    // registry's writer shares with every other reply being stored at that moment.
+    reservation
+        .store_turn(store::Turn::new(&conversation, created, &user, &reply, now))
+        .await
+        .map_err(store::StoreError::from)?;
 
     let agent = state.agent.clone();
     let known = Known {

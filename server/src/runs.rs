@@ -25,13 +25,13 @@ use std::{
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::Stream;
 use shared::events::AgentEvent;
-use tokio::sync::{broadcast, mpsc, Notify};
+use tokio::sync::{broadcast, mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     agent::EventSender,
     db::{self, Backend, Pool},
-    store::LastSave,
+    store::{LastSave, Turn},
 };
 
 /// How many runs one owner may have going at once unless configured otherwise
@@ -59,6 +59,8 @@ const HEARTBEAT_EVERY: Duration = Duration::from_secs(3);
 const POLL_EVERY: Duration = Duration::from_millis(100);
 /// The same with notifications (PostgreSQL): only a safety net for a lost connection.
 const NOTIFIED_POLL_EVERY: Duration = Duration::from_secs(1);
+/// How long a new turn waits for the storer to commit it before the request gives up.
+const TURN_STORE_WAIT: Duration = Duration::from_secs(30);
 /// How long the end of a run waits for its last events to be stored.
 const FINAL_STORE_WAIT: Duration = Duration::from_secs(10);
 /// How long the rows of a finished (or dead) run are kept, so slow followers can finish.
@@ -182,6 +184,12 @@ pub struct ActiveRun {
     last_write: Mutex<Instant>,
     /// The run's message as it ended, stored with its last events.
     last_save: LastSave,
+    /// The turn the storer writes before anything else of this run, and the request that
+    /// waits for its commit.
+    turn: Mutex<Option<(Turn, oneshot::Sender<Result<(), sqlx::Error>>)>>,
+    /// Whether the run's row may be written: its conversation is stored. Until then the
+    /// storer leaves the run alone (a heartbeat would name a conversation not yet there).
+    row_ready: AtomicBool,
 }
 
 struct Log {
@@ -210,6 +218,8 @@ impl ActiveRun {
             stored_done: Notify::new(),
             last_write: Mutex::new(Instant::now()),
             last_save: LastSave::default(),
+            turn: Mutex::new(None),
+            row_ready: AtomicBool::new(false),
         }
     }
 
@@ -316,12 +326,25 @@ pub struct Reservation {
 }
 
 impl Reservation {
-    /// The run's row, for the caller to store with its turn ([`crate::store::store_turn`]);
-    /// from its commit on, other processes see the run.
-    pub fn row(&self) -> crate::store::RunRow {
-        crate::store::RunRow {
-            run_id: self.run.id.clone(),
-            node: self.runs.inner.node.clone(),
+    /// Stores `turn` with the run's row, through the registry's one writer: in the same
+    /// transaction as whatever else it writes at that moment (other turns, other runs'
+    /// events), so concurrent replies share one commit. From the commit on, other
+    /// processes see the run. An error means nothing of the turn is known to be stored.
+    pub async fn store_turn(&self, turn: Turn) -> Result<(), sqlx::Error> {
+        let (done, stored) = oneshot::channel();
+        *lock(&self.run.turn) = Some((turn, done));
+        self.runs.inner.wake_storer.notify_one();
+        match tokio::time::timeout(TURN_STORE_WAIT, stored).await {
+            Ok(Ok(result)) => result,
+            // The storer went away with the turn (its task ended abnormally).
+            Ok(Err(_)) => Err(sqlx::Error::WorkerCrashed),
+            Err(_) => {
+                // Taken back so it is not stored after the request gave up; the storer
+                // may hold it already, and then commits a turn whose reply never starts
+                // (as any commit the client stopped waiting for).
+                lock(&self.run.turn).take();
+                Err(sqlx::Error::PoolTimedOut)
+            }
         }
     }
 
@@ -419,8 +442,42 @@ struct Batch {
     events: Vec<Arc<str>>,
     /// The run is over: this is its last batch, stored with status "done".
     done: bool,
-    /// With the last batch: the run's message as it ended.
+    /// The run's message as the agent last left it (as it ended, with the last batch).
     save: Option<crate::store::MessageSave>,
+    /// The run's turn, stored first (the run's first batch), and who waits for it.
+    turn: Option<Turn>,
+    turn_waiter: Option<oneshot::Sender<Result<(), sqlx::Error>>>,
+}
+
+impl Batch {
+    /// What is left for the run once this batch is committed.
+    fn stored(mut self) {
+        let run = &self.run;
+        run.mark_stored(self.from + self.events.len());
+        *lock(&run.last_write) = Instant::now();
+        if let Some(save) = &self.save {
+            run.last_save.take_if_seq(save.run_seq);
+        }
+        if let Some(waiter) = self.turn_waiter.take() {
+            run.row_ready.store(true, Ordering::Release);
+            // The request may have given up; the turn is stored all the same.
+            let _ = waiter.send(Ok(()));
+        }
+        if self.done {
+            run.stored_done.notify_one();
+        }
+    }
+
+    /// The batch could not be committed on its own: a turn's request learns why (and
+    /// its run never starts); anything else stays unstored for the next tick.
+    fn failed(mut self, error: sqlx::Error) {
+        match self.turn_waiter.take() {
+            Some(waiter) => {
+                let _ = waiter.send(Err(error));
+            }
+            None => tracing::warn!(%error, run = %self.run.id, "storing a run's events failed"),
+        }
+    }
 }
 
 /// The process's one writer of runs: every [`FLUSH_EVERY`] (and at once when a run ends)
@@ -445,39 +502,43 @@ async fn store_all(inner: Weak<Inner>, wake: Arc<Notify>) {
         let batches: Vec<Batch> = active
             .iter()
             .filter_map(|run| {
+                let (turn, turn_waiter) = lock(&run.turn).take().unzip();
+                if turn.is_none() && !run.row_ready.load(Ordering::Acquire) {
+                    return None;
+                }
                 let done = run.ending.load(Ordering::Acquire);
                 let (from, events) = run.unstored();
                 let beat_due = lock(&run.last_write).elapsed() >= HEARTBEAT_EVERY;
-                (done || beat_due || !events.is_empty()).then(|| Batch {
+                (turn.is_some() || done || beat_due || !events.is_empty()).then(|| Batch {
                     run: Arc::clone(run),
                     from,
                     events,
                     done,
-                    save: if done { run.last_save.peek() } else { None },
+                    save: run.last_save.peek(),
+                    turn,
+                    turn_waiter,
                 })
             })
             .collect();
-        if !batches.is_empty() {
-            match write_batches(
-                &runs.inner.db,
-                &runs.inner.node,
-                &batches,
-                runs.is_postgres(),
-            )
-            .await
-            {
-                Ok(()) => {
-                    for batch in &batches {
-                        batch.run.mark_stored(batch.from + batch.events.len());
-                        *lock(&batch.run.last_write) = Instant::now();
-                        if batch.done {
-                            batch.run.last_save.take();
-                            batch.run.stored_done.notify_one();
-                        }
+        let db = &runs.inner.db;
+        let (node, postgres) = (&runs.inner.node, runs.is_postgres());
+        match write_batches(db, node, &batches, postgres).await {
+            Ok(()) => batches.into_iter().for_each(Batch::stored),
+            Err(error) if batches.len() == 1 => {
+                if let Some(batch) = batches.into_iter().next() {
+                    batch.failed(error);
+                }
+            }
+            Err(error) => {
+                // One batch's failure (a turn whose conversation went away, say) must not
+                // hold back the others: each is tried again on its own.
+                tracing::warn!(%error, runs = batches.len(), "storing runs together failed");
+                for batch in batches {
+                    match write_batches(db, node, std::slice::from_ref(&batch), postgres).await {
+                        Ok(()) => batch.stored(),
+                        Err(error) => batch.failed(error),
                     }
                 }
-                // Kept unstored: the next tick tries again.
-                Err(error) => tracing::warn!(%error, "storing runs' events failed"),
             }
         }
         let poll_every = if runs.is_postgres() {
@@ -504,6 +565,9 @@ async fn write_batches(
     batches: &[Batch],
     postgres: bool,
 ) -> Result<(), sqlx::Error> {
+    if batches.is_empty() {
+        return Ok(());
+    }
     let at = timestamp(now());
     if !postgres && db::backend(db) == Backend::Sqlite {
         return write_batches_script(db, node, batches, at).await;
@@ -511,6 +575,9 @@ async fn write_batches(
     let mut tx = db::begin_write(db).await?;
     for batch in batches {
         let run = &batch.run;
+        if let Some(turn) = &batch.turn {
+            turn.store(&mut tx).await?;
+        }
         // A row already "done" stays so.
         sqlx::query(
             "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
@@ -593,6 +660,9 @@ async fn write_batches_script(
         n
     };
     for batch in batches {
+        if let Some(turn) = &batch.turn {
+            sql.push_str(&turn.script(&mut number));
+        }
         let run = number();
         sql.push_str(
             &UPSERT_RUN
@@ -629,6 +699,9 @@ async fn write_batches_script(
         .bind(at);
     for batch in batches {
         let run = &batch.run;
+        if let Some(turn) = &batch.turn {
+            script = turn.bind(script);
+        }
         script = script
             .bind(run.id.clone())
             .bind(run.conversation_id.clone())
@@ -847,9 +920,9 @@ impl Runs {
             .await
     }
 
-    /// Like [`Runs::reserve`] without waiting, leaving the run's row to the caller, who
-    /// stores it ([`Reservation::row`]) in the transaction that stores the turn (one
-    /// commit for the conversation, its messages and its run).
+    /// Like [`Runs::reserve`] without waiting, leaving the run's row to be stored with
+    /// its turn ([`Reservation::store_turn`]: one commit for the conversation, its
+    /// messages and its run).
     pub async fn reserve_unstored(
         &self,
         owner_id: &str,
@@ -908,6 +981,7 @@ impl Runs {
             return Ok(reservation);
         }
         let run = &reservation.run;
+        run.row_ready.store(true, Ordering::Release);
         if let Err(error) = write_batches(
             &self.inner.db,
             &self.inner.node,
@@ -917,6 +991,8 @@ impl Runs {
                 events: Vec::new(),
                 done: false,
                 save: None,
+                turn: None,
+                turn_waiter: None,
             }],
             false,
         )
@@ -1185,6 +1261,70 @@ mod tests {
         }
     }
 
+    /// Turns stored at the same moment share the writer's commit, and one that cannot be
+    /// stored (its conversation id is taken) fails alone: the others are stored, whole.
+    #[tokio::test]
+    async fn turns_stored_together_fail_alone() {
+        use shared::message::Message;
+        let (pool, _db) = db::test_pool().await;
+        let taken = crate::store::create_conversation(&pool, "own_x", "restaurant", now())
+            .await
+            .unwrap();
+        let runs = Runs::new(pool.clone());
+        let conversation = |id: &str, owner: &str| crate::store::Conversation {
+            id: id.to_owned(),
+            owner_id: owner.to_owned(),
+            assistant: "restaurant".to_owned(),
+        };
+        let cases = [
+            conversation("conv_new_1", "own_a"),
+            conversation(&taken.id, "own_b"),
+            conversation("conv_new_2", "own_c"),
+        ];
+        let mut reservations = Vec::new();
+        for case in &cases {
+            let reservation = runs
+                .reserve_unstored(&case.owner_id, &case.id)
+                .await
+                .unwrap();
+            reservations.push(reservation);
+        }
+        // All three asked before the storer runs (one thread): one tick takes them all.
+        let results = futures::future::join_all(reservations.iter().zip(&cases).map(
+            |(reservation, case)| {
+                let user = Message::user(crate::store::new_id("msg"), "hi");
+                let reply = Message::assistant(crate::store::new_id("msg"));
+                reservation.store_turn(crate::store::Turn::new(case, true, &user, &reply, now()))
+            },
+        ))
+        .await;
+        assert!(results[0].is_ok(), "{:?}", results[0]);
+        assert!(results[1].is_err(), "a taken conversation id must fail");
+        assert!(results[2].is_ok(), "{:?}", results[2]);
+        for (case, stored) in [(&cases[0], true), (&cases[2], true)] {
+            let messages = crate::store::messages(&pool, &case.id).await.unwrap();
+            assert_eq!(messages.len() == 2, stored, "{}", case.id);
+        }
+        // The taken conversation keeps its owner and gained nothing.
+        let owner: (String,) = sqlx::query_as("SELECT owner_id FROM conversations WHERE id = $1")
+            .bind(&taken.id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(owner.0, "own_x");
+        assert!(crate::store::messages(&pool, &taken.id)
+            .await
+            .unwrap()
+            .is_empty());
+        // Each stored turn's run row is there, "running"; the failed one has none.
+        let rows: Vec<(String,)> = sqlx::query_as("SELECT conversation_id FROM runs ORDER BY 1")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+        let rows: Vec<String> = rows.into_iter().map(|(id,)| id).collect();
+        assert_eq!(rows, vec!["conv_new_1".to_owned(), "conv_new_2".to_owned()]);
+    }
+
     /// More batches than one read returns, on the backend under test: every event is
     /// stored once, numbered in order, and reads back as it was, from any point.
     #[tokio::test]
@@ -1212,6 +1352,8 @@ mod tests {
                 events: events[from..to].to_vec(),
                 done: to == total,
                 save: None,
+                turn: None,
+                turn_waiter: None,
             };
             write_batches(&pool, "node_t", &[batch], postgres)
                 .await

@@ -197,89 +197,156 @@ pub async fn append_messages_in(
     Ok(())
 }
 
-/// The row of the run that writes a turn's reply, stored with the turn.
+/// A turn waiting to be stored: (a new conversation,) the person's message and the empty
+/// reply. The run registry's writer stores it together with the run's row and whatever
+/// other runs have to store at that moment (one transaction for all: group commit), and
+/// the reply starts only once it is committed.
 #[derive(Debug, Clone)]
-pub struct RunRow {
-    /// The run's id.
-    pub run_id: String,
-    /// The process running it.
-    pub node: String,
+pub struct Turn {
+    conversation: Conversation,
+    created: bool,
+    user_id: String,
+    user_body: String,
+    reply_id: String,
+    reply_body: String,
+    at: String,
 }
 
-/// Stores a turn in one transaction: the conversation when `created`, the person's
-/// message, the empty reply, and the row of the run that writes it (status "running"),
-/// so that they commit together or not at all.
-pub async fn store_turn(
-    db: &Pool,
-    conversation: &Conversation,
-    created: bool,
-    user: &Message,
-    reply: &Message,
-    run: &RunRow,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let at = timestamp(now);
-    if crate::db::backend(db) == crate::db::Backend::Sqlite {
-        // The whole turn in one round trip (see `db::run_script`). `seq` is counted in
-        // the script: the writer holds the only write lock from BEGIN IMMEDIATE on.
-        let script = if created {
-            sqlx::query(
-                "BEGIN IMMEDIATE; \
-                 INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $4); \
-                 INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
-                 VALUES ($5, $1, 1, 'user', $6, $4); \
-                 INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
-                 VALUES ($7, $1, 2, 'assistant', $8, $4); \
-                 INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
-                 stop_requested, started_at, updated_at) VALUES ($9, $1, $2, 'running', $10, 0, $4, $4); \
-                 COMMIT;",
-            )
+/// A new conversation's turn: its row and its first two messages.
+const CREATED_TURN: &str = "INSERT INTO conversations (id, owner_id, assistant, created_at, \
+     updated_at) VALUES ({conversation}, {owner}, {assistant}, {at}, {at}); \
+     INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+     VALUES ({user}, {conversation}, 1, 'user', {user_body}, {at}); \
+     INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+     VALUES ({reply}, {conversation}, 2, 'assistant', {reply_body}, {at}); ";
+
+/// A later turn: two messages numbered after the last, under the one write lock.
+const LATER_TURN: &str = "INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+     VALUES ({user}, {conversation}, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
+     WHERE conversation_id = {conversation}), 'user', {user_body}, {at}); \
+     INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+     VALUES ({reply}, {conversation}, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
+     WHERE conversation_id = {conversation}), 'assistant', {reply_body}, {at}); \
+     UPDATE conversations SET updated_at = {at} WHERE id = {conversation} \
+     AND owner_id = {owner} AND assistant = {assistant}; ";
+
+impl Turn {
+    /// The turn of `user`'s message and the empty `reply` in `conversation` (`created`:
+    /// the conversation is new and is stored with it).
+    pub fn new(
+        conversation: &Conversation,
+        created: bool,
+        user: &Message,
+        reply: &Message,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            conversation: conversation.clone(),
+            created,
+            user_id: user.id.clone(),
+            user_body: encode(user),
+            reply_id: reply.id.clone(),
+            reply_body: encode(reply),
+            at: timestamp(now),
+        }
+    }
+
+    /// The conversation it belongs to.
+    pub fn conversation_id(&self) -> &str {
+        &self.conversation.id
+    }
+
+    /// Its statements for a SQLite script: `number` hands out the placeholders, which
+    /// [`Turn::bind`] fills in the same order.
+    pub fn script(&self, number: &mut impl FnMut() -> String) -> String {
+        let names = [
+            "{conversation}",
+            "{owner}",
+            "{assistant}",
+            "{at}",
+            "{user}",
+            "{user_body}",
+            "{reply}",
+            "{reply_body}",
+        ];
+        let mut sql = if self.created {
+            CREATED_TURN
         } else {
+            LATER_TURN
+        }
+        .to_owned();
+        for name in names {
+            sql = sql.replace(name, &number());
+        }
+        sql
+    }
+
+    /// Binds the values of [`Turn::script`]'s placeholders.
+    pub fn bind<'q>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+        query
+            .bind(self.conversation.id.clone())
+            .bind(self.conversation.owner_id.clone())
+            .bind(self.conversation.assistant.clone())
+            .bind(self.at.clone())
+            .bind(self.user_id.clone())
+            .bind(self.user_body.clone())
+            .bind(self.reply_id.clone())
+            .bind(self.reply_body.clone())
+    }
+
+    /// Stores it statement by statement on `conn`, inside the caller's transaction (the
+    /// PostgreSQL path; SQLite takes [`Turn::script`]).
+    pub async fn store(&self, conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
+        if self.created {
             sqlx::query(
-                "BEGIN IMMEDIATE; \
-                 INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
-                 VALUES ($5, $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = $1), 'user', $6, $4); \
-                 INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
-                 VALUES ($7, $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = $1), 'assistant', $8, $4); \
-                 UPDATE conversations SET updated_at = $4 WHERE id = $1 AND owner_id = $2 AND assistant = $3; \
-                 INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
-                 stop_requested, started_at, updated_at) VALUES ($9, $1, $2, 'running', $10, 0, $4, $4); \
-                 COMMIT;",
+                "INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $4)",
             )
-        };
-        let script = script
-            .bind(conversation.id.clone())
-            .bind(conversation.owner_id.clone())
-            .bind(conversation.assistant.clone())
-            .bind(at)
-            .bind(user.id.clone())
-            .bind(encode(user))
-            .bind(reply.id.clone())
-            .bind(encode(reply))
-            .bind(run.run_id.clone())
-            .bind(run.node.clone());
-        crate::db::run_script(db, script).await?;
-        return Ok(());
+            .bind(&self.conversation.id)
+            .bind(&self.conversation.owner_id)
+            .bind(&self.conversation.assistant)
+            .bind(&self.at)
+            .execute(&mut *conn)
+            .await?;
+        } else {
+            // Replicas may append to one conversation at once: the row lock makes the
+            // second wait and number its messages after the first's.
+            crate::db::lock_for_update(
+                conn,
+                "SELECT id FROM conversations WHERE id = $1 FOR UPDATE",
+                &self.conversation.id,
+            )
+            .await?;
+        }
+        for (id, role, body) in [
+            (&self.user_id, "user", &self.user_body),
+            (&self.reply_id, "assistant", &self.reply_body),
+        ] {
+            sqlx::query(
+                "INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+                 VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
+                 WHERE conversation_id = $2), $3, $4, $5)",
+            )
+            .bind(id)
+            .bind(&self.conversation.id)
+            .bind(role)
+            .bind(body)
+            .bind(&self.at)
+            .execute(&mut *conn)
+            .await?;
+        }
+        if !self.created {
+            sqlx::query("UPDATE conversations SET updated_at = $1 WHERE id = $2")
+                .bind(&self.at)
+                .bind(&self.conversation.id)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
     }
-    let mut tx = crate::db::begin_write(db).await?;
-    if created {
-        insert_conversation(&mut tx, conversation, now).await?;
-    }
-    append_messages_in(&mut tx, &conversation.id, &[user, reply], now).await?;
-    sqlx::query(
-        "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
-         started_at, updated_at) VALUES ($1, $2, $3, 'running', $4, 0, $5, $5)",
-    )
-    .bind(&run.run_id)
-    .bind(&conversation.id)
-    .bind(&conversation.owner_id)
-    .bind(&run.node)
-    .bind(&at)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(())
 }
 
 /// Replaces a stored message's content (its parts and status as the reducer left them).
@@ -566,6 +633,15 @@ impl LastSave {
     /// The message to store, taken out (it was stored, or is stored by the taker).
     pub fn take(&self) -> Option<MessageSave> {
         self.slot().take()
+    }
+
+    /// Takes the message out if it is still the one holding `run_seq` events (it was
+    /// stored); a newer one set meanwhile stays for the next write.
+    pub fn take_if_seq(&self, run_seq: i64) {
+        let mut slot = self.slot();
+        if slot.as_ref().is_some_and(|save| save.run_seq == run_seq) {
+            slot.take();
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--peer]`: the release server under load, pinned to one core, with
+//! `cargo xtask bench [--peer | --quick]`: the release server under load, pinned to one core, with
 //! the load generator on the other, and the figures set against the targets of issue 10.
 //!
 //! Everything is measured in one sitting so that ratios against the peer (an AI SDK 7
@@ -68,12 +68,16 @@ impl Measured {
 const GENERATOR_ENV: &str = "DATBAN_BENCH_GENERATOR";
 
 pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
-    let with_peer = match args {
-        [] => false,
-        [flag] if flag == "--peer" => true,
+    // `--quick`: only the SQLite windows, no micro benchmarks, held-open replies or
+    // PostgreSQL; for a before/after while working on the hot path, or to `perf record`
+    // the server under load.
+    let (with_peer, quick) = match args {
+        [] => (false, false),
+        [flag] if flag == "--peer" => (true, false),
+        [flag] if flag == "--quick" => (false, true),
         _ => {
             return Err(Failure::new(format!(
-                "unexpected arguments {args:?}: `cargo xtask bench [--peer]`"
+                "unexpected arguments {args:?}: `cargo xtask bench [--peer | --quick]`"
             )))
         }
     };
@@ -107,6 +111,29 @@ pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
         None
     };
     let binary = site::build_server(ws, true)?;
+    if quick {
+        sys::pin_self(LOAD_CORE)?;
+        let server = start_datban(ws, &binary, "sqlite-quick", None, 0)?;
+        let pid = server.pid;
+        println!("bench: server pid {pid}");
+        let ticks = sys::clock_ticks();
+        let probe = move || vec![sys::cpu_ticks(pid).unwrap_or(0) as f64 / ticks];
+        let windows = run_windows(&server, &probe);
+        for (c, window) in CONCURRENCY.iter().zip(&windows) {
+            println!(
+                "bench: C={c:>2}: server CPU per run {}",
+                window
+                    .cpu_per_run_us(0)
+                    .map_or("-".to_owned(), |us| format!("{us:.0} µs"))
+            );
+        }
+        let failed: u64 = windows.iter().map(|w| w.failures.total).sum();
+        return if failed > 0 {
+            Err(Failure::new(format!("{failed} replies failed")))
+        } else {
+            Ok(())
+        };
+    }
     let micro = micro::run(ws)?;
 
     let machine = match sys::load_average() {

@@ -34,7 +34,7 @@ commands:
   build [--release] set up, then build the site and the server
   setup-dev         also install cargo-leptos, for `cargo leptos watch`
   watch             `cargo leptos watch` with the toolchain set-up chose
-  bench [--peer]    build the server in release and print its benchmark
+  bench [--peer|--quick]  build the server in release and print its benchmark
                     table (server and load pinned to one core each); with
                     --peer, the same workload against an AI SDK 7 server
   help              this text

@@ -64,6 +64,7 @@ async fn conversation(agent: &Agent) -> usize {
             .await
             .unwrap();
         let (tx, mut rx) = mpsc::unbounded_channel();
+        let tx = tx.into();
         agent
             .run(
                 "own_bench",

@@ -69,8 +69,40 @@ pub struct Agent {
     pub upstreams: tools::Upstreams,
 }
 
-/// Where a run's events go (the HTTP stream); a closed receiver does not stop the run.
-pub type EventSender = mpsc::UnboundedSender<AgentEvent>;
+/// Where a run's events go; a receiver that has gone does not stop the run.
+#[derive(Clone)]
+pub struct EventSender(Sink);
+
+#[derive(Clone)]
+enum Sink {
+    Channel(mpsc::UnboundedSender<AgentEvent>),
+    /// Called in place, on the run's task: the run registry appends to its log this way,
+    /// without a channel and a second task per run between the agent and the log.
+    Call(Arc<dyn Fn(&AgentEvent) + Send + Sync>),
+}
+
+impl EventSender {
+    /// Events handed to `f` as they are emitted, in order.
+    pub fn calling(f: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
+        Self(Sink::Call(Arc::new(f)))
+    }
+
+    fn send(&self, event: AgentEvent) {
+        match &self.0 {
+            // The browser may have gone; the run still finishes and is saved.
+            Sink::Channel(tx) => {
+                let _ = tx.send(event);
+            }
+            Sink::Call(f) => f(&event),
+        }
+    }
+}
+
+impl From<mpsc::UnboundedSender<AgentEvent>> for EventSender {
+    fn from(tx: mpsc::UnboundedSender<AgentEvent>) -> Self {
+        Self(Sink::Channel(tx))
+    }
+}
 
 /// The person's answer to a pending call.
 #[derive(Debug, Clone)]
@@ -388,8 +420,7 @@ impl<'a> Run<'a> {
     fn emit(&mut self, event: AgentEvent) {
         self.message.apply(&event);
         self.emitted += 1;
-        // The browser may have gone; the run still finishes and is saved.
-        let _ = self.tx.send(event);
+        self.tx.send(event);
     }
 
     fn start(&mut self) {

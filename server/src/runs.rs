@@ -2,8 +2,8 @@
 //! every event it emitted, so a reply can be followed again after the browser lost it.
 //!
 //! A run's events are numbered 1, 2, … in the order the agent emitted them. On the process
-//! running it, a subscriber takes the live channel and a snapshot of the in-memory log under
-//! one lock and then skips live events it already has, so nothing is lost or repeated. The
+//! running it, a subscriber reads the in-memory log from where it is and waits for the
+//! log to grow (a `watch` of its length), so nothing is lost or repeated. The
 //! events also go to the database in batches (`run_event_batches`, at least every 100 ms and when
 //! the run ends), with a heartbeat in `runs`, so any server process sharing the database
 //! can replay a run and follow it: woken by `LISTEN/NOTIFY` on PostgreSQL, by polling every
@@ -25,7 +25,7 @@ use std::{
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::Stream;
 use shared::events::AgentEvent;
-use tokio::sync::{broadcast, mpsc, oneshot, Notify};
+use tokio::sync::{broadcast, oneshot, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -67,11 +67,6 @@ const FINAL_STORE_WAIT: Duration = Duration::from_secs(10);
 const KEEP_FINISHED: Duration = Duration::from_secs(600);
 /// How often old rows are deleted, at most.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
-/// Live events a subscriber may fall behind by before it reads the log instead. Small:
-/// the channel's slots are allocated for every run up front (1,024 of them were most of
-/// what an open reply cost in memory), and a subscriber that lags loses nothing — it reads
-/// the rest from the log.
-const LIVE_CAPACITY: usize = 64;
 /// Batches of events read from the database per query.
 const PAGE: usize = 100;
 
@@ -176,6 +171,8 @@ pub struct ActiveRun {
     owner_id: String,
     token: CancellationToken,
     log: Mutex<Log>,
+    /// The log's length, for subscribers waiting for it to grow.
+    grown: watch::Sender<usize>,
     /// Set when the agent is done: the storer then writes the rest with "done".
     ending: AtomicBool,
     /// Told once the storer wrote the rest.
@@ -197,13 +194,12 @@ struct Log {
     events: Vec<Arc<str>>,
     /// How many of `events` are stored in the database.
     stored: usize,
-    /// Live subscribers' channel; `None` once the run is over.
-    live: Option<broadcast::Sender<(u64, Arc<str>)>>,
+    /// Set once the run is over: subscribers read what is left and end.
+    closed: bool,
 }
 
 impl ActiveRun {
     fn new(conversation_id: &str, owner_id: &str) -> Self {
-        let (live, _) = broadcast::channel(LIVE_CAPACITY);
         Self {
             id: crate::store::new_id("run"),
             conversation_id: conversation_id.to_owned(),
@@ -212,8 +208,9 @@ impl ActiveRun {
             log: Mutex::new(Log {
                 events: Vec::new(),
                 stored: 0,
-                live: Some(live),
+                closed: false,
             }),
+            grown: watch::Sender::new(0),
             ending: AtomicBool::new(false),
             stored_done: Notify::new(),
             last_write: Mutex::new(Instant::now()),
@@ -238,22 +235,13 @@ impl ActiveRun {
         let data: Arc<str> = serde_json::to_string(event)
             .unwrap_or_else(|_| "{}".to_owned())
             .into();
-        let mut log = lock(&self.log);
-        log.events.push(Arc::clone(&data));
-        let seq = log.events.len() as u64;
-        if let Some(live) = &log.live {
-            // Nobody listening is fine: the run goes on for the log and the database.
-            let _ = live.send((seq, data));
-        }
-    }
-
-    /// Events after number `after`.
-    fn after(&self, after: u64) -> Vec<Arc<str>> {
-        let log = lock(&self.log);
-        let start = usize::try_from(after)
-            .unwrap_or(usize::MAX)
-            .min(log.events.len());
-        log.events[start..].to_vec()
+        let len = {
+            let mut log = lock(&self.log);
+            log.events.push(data);
+            log.events.len()
+        };
+        // Nobody listening is fine: the run goes on for the log and the database.
+        self.grown.send_replace(len);
     }
 
     fn unstored(&self) -> (usize, Vec<Arc<str>>) {
@@ -266,9 +254,10 @@ impl ActiveRun {
         log.stored = log.stored.max(upto);
     }
 
-    /// Ends the live channel: subscribers read what is left and end.
+    /// Ends the run's streams: subscribers read what is left and end.
     fn close(&self) {
-        lock(&self.log).live = None;
+        lock(&self.log).closed = true;
+        self.grown.send_modify(|_| {});
     }
 
     /// The run's events after number `after` (0: all, from its `start`), then its new ones
@@ -276,41 +265,24 @@ impl ActiveRun {
     pub fn subscribe(self: &Arc<Self>, after: u64) -> EventStream {
         let run = Arc::clone(self);
         Box::pin(async_stream::stream! {
-            // Under one lock: the live receiver first, then the snapshot. Every event is
-            // either in the snapshot or still to come on the receiver (or both, when the
-            // receiver holds it: skipped below by its number).
-            let (live, snapshot) = {
-                let log = lock(&run.log);
-                let live = log.live.as_ref().map(broadcast::Sender::subscribe);
-                let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.events.len());
-                (live, log.events[start..].to_vec())
-            };
-            let mut last = after;
-            for data in snapshot {
-                last += 1;
-                yield data;
-            }
-            let Some(mut live) = live else { return };
+            let mut grown = run.grown.subscribe();
+            let mut next = usize::try_from(after).unwrap_or(usize::MAX);
             loop {
-                match live.recv().await {
-                    Ok((seq, data)) if seq == last + 1 => {
-                        last = seq;
-                        yield data;
-                    }
-                    Ok((seq, _)) if seq <= last => {}
-                    // Fell behind (or a number was skipped): the log has every event.
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                        for data in run.after(last) {
-                            last += 1;
-                            yield data;
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Closed) => {
-                        for data in run.after(last) {
-                            yield data;
-                        }
-                        break;
-                    }
+                // Marked seen before the log is read: an event pushed after the read
+                // changes the value again, so the wait below cannot miss it.
+                grown.borrow_and_update();
+                let (new, closed) = {
+                    let log = lock(&run.log);
+                    let start = next.min(log.events.len());
+                    (log.events[start..].to_vec(), log.closed)
+                };
+                next += new.len();
+                for data in new {
+                    yield data;
+                }
+                // The run holds the sender, and this stream holds the run.
+                if closed || grown.changed().await.is_err() {
+                    break;
                 }
             }
         })
@@ -364,9 +336,10 @@ impl Reservation {
     {
         self.started = true;
         let run = Arc::clone(&self.run);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let work = tokio::spawn(work(tx, run.token.clone(), run.last_save.clone()));
-        tokio::spawn(drive(self.runs.clone(), Arc::clone(&run), rx, work));
+        let log = Arc::clone(&run);
+        let tx = EventSender::calling(move |event| log.push(event));
+        let work = work(tx, run.token.clone(), run.last_save.clone());
+        tokio::spawn(drive(self.runs.clone(), Arc::clone(&run), work));
         run
     }
 }
@@ -394,20 +367,18 @@ impl Drop for Reservation {
     }
 }
 
-/// Moves a run's events from the agent to the log until the agent is done, then waits
-/// until the rest is stored and gives the place back.
-async fn drive(
-    runs: Runs,
-    run: Arc<ActiveRun>,
-    mut events: mpsc::UnboundedReceiver<AgentEvent>,
-    work: tokio::task::JoinHandle<()>,
-) {
-    // Ends when the agent drops its sender: when it returns, or if it panics.
-    while let Some(event) = events.recv().await {
-        run.push(&event);
-    }
-    if let Err(error) = work.await {
-        tracing::error!(%error, run = %run.id, "a run ended abnormally");
+/// Runs the agent (whose events go straight to the log), then waits until the rest is
+/// stored and gives the place back, even if the agent panicked.
+async fn drive(runs: Runs, run: Arc<ActiveRun>, work: impl Future<Output = ()>) {
+    use futures::FutureExt;
+    // The run's state is its log, which stays consistent event by event: what a panic
+    // leaves is stored and ended like any other end.
+    if std::panic::AssertUnwindSafe(work)
+        .catch_unwind()
+        .await
+        .is_err()
+    {
+        tracing::error!(run = %run.id, "a run ended abnormally (panic)");
     }
     run.ending.store(true, Ordering::Release);
     runs.inner.wake_storer.notify_one();
@@ -1403,8 +1374,8 @@ mod tests {
         let all = run.subscribe(0);
         let late = run.subscribe(4);
         let ahead = run.subscribe(12);
-        // More than the live channel holds: unread subscribers lag and read the log.
-        let total = LIVE_CAPACITY + 50;
+        // Many events while nobody reads: each subscriber takes them from the log.
+        let total = 250;
         for n in 10..total {
             run.push(&delta(n));
         }

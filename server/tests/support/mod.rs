@@ -157,7 +157,7 @@ async fn spawn_app_full(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
-        axum::serve(server::no_delay(listener), server::app(state))
+        axum::serve(server::no_delay(listener), server::service(state))
             .await
             .unwrap();
     });

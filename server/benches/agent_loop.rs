@@ -1,5 +1,5 @@
 //! One full offline-model conversation (weather → search → booking request) through the
-//! agent loop without HTTP. Prints runs per second and the loop's own cost per step:
+//! agent loop and the run registry as the server runs it, without HTTP. Prints runs per second and the loop's own cost per step:
 //! everything but the model (validation, reducer, tool execution, persistence).
 //!
 //! `cargo bench -p server --bench agent_loop`
@@ -15,15 +15,15 @@ use std::{
 
 use chrono::{FixedOffset, TimeZone, Utc};
 use futures::stream;
+use futures::StreamExt;
 use server::{
-    agent::{Agent, AgentConfig, Clock},
+    agent::{Agent, AgentConfig, Clock, Known},
     db,
     model::{offline::OfflineModel, ModelProvider, ModelRequest, TurnStream},
+    runs::Runs,
     store,
 };
-use shared::message::Message;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use shared::{message::Message, tools::Assistant};
 
 /// The offline model, with the time spent planning its turns measured so it can be
 /// subtracted from the total.
@@ -48,38 +48,45 @@ const SCRIPT: [&str; 3] = [
     "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00",
 ];
 
-async fn conversation(agent: &Agent) -> usize {
+/// One conversation the way the server runs it: each turn stored by the run registry's
+/// writer, the loop on its own task with its events going to the run's log, and the run
+/// over once its end is stored (a subscriber's stream ends then).
+async fn conversation(agent: &Arc<Agent>, runs: &Runs) -> usize {
     let now = (agent.clock)();
-    let conv = store::create_conversation(&agent.db, "own_bench", "restaurant", now)
-        .await
-        .unwrap();
+    let conversation = store::Conversation {
+        id: store::new_row_id("conv"),
+        owner_id: "own_bench".to_owned(),
+        assistant: "restaurant".to_owned(),
+    };
     let mut steps = 0;
-    for text in SCRIPT {
-        let user = Message::user(store::new_id("msg"), text);
-        store::append_message(&agent.db, &conv.id, &user, now)
+    for (turn, text) in SCRIPT.into_iter().enumerate() {
+        let created = turn == 0;
+        let reservation = runs
+            .reserve_unstored(&conversation.owner_id, &conversation.id)
             .await
             .unwrap();
-        let assistant = Message::assistant(store::new_id("msg"));
-        store::append_message(&agent.db, &conv.id, &assistant, now)
+        let user = Message::user(store::new_row_id("msg"), text);
+        let reply = Message::assistant(store::new_row_id("msg"));
+        reservation
+            .store_turn(store::Turn::new(&conversation, created, &user, &reply, now))
             .await
             .unwrap();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let tx = tx.into();
-        agent
-            .run(
-                "own_bench",
-                &conv.id,
-                assistant,
-                tx,
-                CancellationToken::new(),
-            )
-            .await;
-        while let Ok(event) = rx.try_recv() {
-            if matches!(event, shared::events::AgentEvent::StartStep) {
-                steps += 1;
-            }
-            black_box(event);
-        }
+        let known = Known {
+            assistant: Assistant::Restaurant,
+            earlier: created.then(|| vec![user]),
+        };
+        let (agent, id) = (Arc::clone(agent), conversation.id.clone());
+        let run = reservation.start(move |tx, cancel, last| async move {
+            agent
+                .run_known("own_bench", &id, Some(known), reply, tx, cancel, Some(last))
+                .await;
+        });
+        let events: Vec<Arc<str>> = run.subscribe(0).collect().await;
+        steps += events
+            .iter()
+            .filter(|data| data.contains(r#""type":"start-step""#))
+            .count();
+        black_box(events);
     }
     steps
 }
@@ -94,16 +101,17 @@ async fn measure(label: &str, url: &str) {
             .with_now(now.with_timezone(&FixedOffset::east_opt(7 * 3600).unwrap())),
         nanos: nanos.clone(),
     };
-    let agent = Agent {
+    let runs = Runs::new(pool.clone());
+    let agent = Arc::new(Agent {
         db: pool,
         provider: Arc::new(provider),
         config: AgentConfig::default(),
         clock,
         upstreams: Default::default(),
-    };
+    });
     // Warm up caches (validators, schemas, prepared statements, page cache).
     for _ in 0..5 {
-        conversation(&agent).await;
+        conversation(&agent, &runs).await;
     }
     nanos.store(0, Ordering::Relaxed);
     let runs: usize = std::env::var("DATBAN_BENCH_RUNS")
@@ -113,7 +121,7 @@ async fn measure(label: &str, url: &str) {
     let started = Instant::now();
     let mut steps = 0;
     for _ in 0..runs {
-        steps += conversation(&agent).await;
+        steps += conversation(&agent, &runs).await;
     }
     let total = started.elapsed();
     let model = Duration::from_nanos(nanos.load(Ordering::Relaxed));

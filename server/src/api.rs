@@ -276,8 +276,8 @@ async fn chat(
     if !created {
         decline_pending(&state, &conversation.id, &owner).await?;
     }
-    let user = Message::user(store::new_id("msg"), text);
-    let reply = Message::assistant(store::new_id("msg"));
+    let user = Message::user(store::new_row_id("msg"), text);
+    let reply = Message::assistant(store::new_row_id("msg"));
     // The turn in one transaction: (a new conversation,) the person's message, the empty
     // reply and the run's row commit together or not at all, in the commit the run
     // registry's writer shares with every other reply being stored at that moment.

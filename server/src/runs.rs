@@ -201,7 +201,7 @@ struct Log {
 impl ActiveRun {
     fn new(conversation_id: &str, owner_id: &str) -> Self {
         Self {
-            id: crate::store::new_id("run"),
+            id: crate::store::new_row_id("run"),
             conversation_id: conversation_id.to_owned(),
             owner_id: owner_id.to_owned(),
             token: CancellationToken::new(),
@@ -597,102 +597,88 @@ async fn write_batches(
     tx.commit().await
 }
 
-/// The upsert of a run's row: a row already "done" stays so.
-const UPSERT_RUN: &str = "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
-     stop_requested, started_at, updated_at) VALUES ({run}, {conversation}, {owner}, {status}, $1, 0, $2, $2) \
+/// The rest of a storer tick on SQLite, after the turns ([`crate::store::TURNS_SQL`]):
+/// `$6` runs' rows (a row already "done" stays so), `$7` runs' messages as they last were,
+/// `$8` batches of events; `$1` is this process and `$2` the time. Each parameter is a
+/// JSON array of rows, so the whole tick is one fixed script, prepared once, however many
+/// runs it stores.
+const BATCHES_SQL: &str = "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
+     stop_requested, started_at, updated_at) SELECT json_extract(value, '$[0]'), \
+     json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
+     $1, 0, $2, $2 FROM json_each($6) WHERE true \
      ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, \
-     status = CASE WHEN runs.status = 'done' THEN 'done' ELSE excluded.status END; ";
-
-/// The update of a run's message as it ended (see `store::LastSave`).
-const SAVE_MESSAGE: &str = "UPDATE messages SET body = {body}, run_seq = {seq} \
-     WHERE conversation_id = {conversation} AND id = {id}; ";
-
-/// The insert of a batch's events (see `write_batches`).
-const INSERT_BATCH: &str = "INSERT INTO run_event_batches (run_id, first_seq, last_seq, events) \
-     VALUES ({run}, {first}, {last}, {events}) ON CONFLICT (run_id, first_seq) DO UPDATE \
+     status = CASE WHEN runs.status = 'done' THEN 'done' ELSE excluded.status END; \
+     UPDATE messages SET body = json_extract(j.value, '$[2]'), \
+     run_seq = json_extract(j.value, '$[3]') FROM json_each($7) AS j \
+     WHERE messages.conversation_id = json_extract(j.value, '$[0]') \
+     AND messages.id = json_extract(j.value, '$[1]'); \
+     INSERT INTO run_event_batches (run_id, first_seq, last_seq, events) \
+     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]') FROM json_each($8) WHERE true \
+     ON CONFLICT (run_id, first_seq) DO UPDATE \
      SET last_seq = excluded.last_seq, events = excluded.events \
      WHERE excluded.last_seq > run_event_batches.last_seq; ";
 
-/// [`write_batches`] on SQLite: the same statements as one script, one round trip to the
-/// writer for the whole tick ([`db::run_script`]). The script's text holds only
-/// placeholder numbers; every value is a parameter.
+/// [`write_batches`] on SQLite: every batch in one fixed script, one round trip to the
+/// writer for the whole tick ([`db::run_script`]). Values travel only as parameters.
 async fn write_batches_script(
     db: &Pool,
     node: &str,
     batches: &[Batch],
     at: String,
 ) -> Result<(), sqlx::Error> {
-    let mut sql = String::from("BEGIN IMMEDIATE; ");
-    // $1 is the node and $2 the time; each batch's values follow in order.
-    let mut next = 3;
-    let mut number = || {
-        let n = format!("${next}");
-        next += 1;
-        n
-    };
-    for batch in batches {
-        if let Some(turn) = &batch.turn {
-            sql.push_str(&turn.script(&mut number));
-        }
-        let run = number();
-        sql.push_str(
-            &UPSERT_RUN
-                .replace("{run}", &run)
-                .replace("{conversation}", &number())
-                .replace("{owner}", &number())
-                .replace("{status}", &number()),
-        );
-        if batch.save.is_some() {
-            sql.push_str(
-                &SAVE_MESSAGE
-                    .replace("{body}", &number())
-                    .replace("{seq}", &number())
-                    .replace("{conversation}", &number())
-                    .replace("{id}", &number()),
-            );
-        }
-        if !batch.events.is_empty() {
-            sql.push_str(
-                &INSERT_BATCH
-                    .replace("{run}", &run)
-                    .replace("{first}", &number())
-                    .replace("{last}", &number())
-                    .replace("{events}", &number()),
-            );
-        }
-    }
-    sql.push_str("COMMIT;");
-    // Kept prepared only in the common shapes (one run per tick): other shapes would push
-    // the statements every request uses out of the connection's cache.
-    let mut script = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .persistent(batches.len() == 1)
-        .bind(node.to_owned())
-        .bind(at);
+    static SCRIPT: OnceLock<String> = OnceLock::new();
+    let sql = SCRIPT.get_or_init(|| {
+        format!(
+            "BEGIN IMMEDIATE; {}{}COMMIT;",
+            crate::store::TURNS_SQL,
+            BATCHES_SQL
+        )
+    });
+    let mut turns = crate::store::TurnRows::default();
+    let mut runs: Vec<[&str; 4]> = Vec::with_capacity(batches.len());
+    let mut saves: Vec<(&str, &str, &str, i64)> = Vec::new();
+    let mut events: Vec<(&str, i64, i64, String)> = Vec::new();
     for batch in batches {
         let run = &batch.run;
         if let Some(turn) = &batch.turn {
-            script = turn.bind(script);
+            turn.add_rows(&mut turns);
         }
-        script = script
-            .bind(run.id.clone())
-            .bind(run.conversation_id.clone())
-            .bind(run.owner_id.clone())
-            .bind(if batch.done { "done" } else { "running" });
+        let status = if batch.done { "done" } else { "running" };
+        runs.push([&run.id, &run.conversation_id, &run.owner_id, status]);
         if let Some(save) = &batch.save {
-            script = script
-                .bind(save.body.clone())
-                .bind(save.run_seq)
-                .bind(save.conversation_id.clone())
-                .bind(save.message_id.clone());
+            saves.push((
+                &save.conversation_id,
+                &save.message_id,
+                &save.body,
+                save.run_seq,
+            ));
         }
         if !batch.events.is_empty() {
-            script = script
-                .bind(i64::try_from(batch.from + 1).unwrap_or(i64::MAX))
-                .bind(i64::try_from(batch.from + batch.events.len()).unwrap_or(i64::MAX))
-                .bind(join_lines(&batch.events));
+            events.push((
+                &run.id,
+                i64::try_from(batch.from + 1).unwrap_or(i64::MAX),
+                i64::try_from(batch.from + batch.events.len()).unwrap_or(i64::MAX),
+                join_lines(&batch.events),
+            ));
         }
     }
+    let script = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+        .bind(node.to_owned())
+        .bind(at)
+        .bind(json(&turns.conversations))
+        .bind(json(&turns.messages))
+        .bind(json(&turns.touched))
+        .bind(json(&runs))
+        .bind(json(&saves))
+        .bind(json(&events));
     db::run_script(db, script).await
+}
+
+/// Rows as one JSON array parameter.
+fn json<T: serde::Serialize>(rows: &[T]) -> String {
+    // Plain strings and numbers: serialising cannot fail.
+    serde_json::to_string(rows).unwrap_or_else(|_| "[]".to_owned())
 }
 
 /// A batch's events as stored: one JSON text per line.
@@ -1263,8 +1249,8 @@ mod tests {
         // All three asked before the storer runs (one thread): one tick takes them all.
         let results = futures::future::join_all(reservations.iter().zip(&cases).map(
             |(reservation, case)| {
-                let user = Message::user(crate::store::new_id("msg"), "hi");
-                let reply = Message::assistant(crate::store::new_id("msg"));
+                let user = Message::user(crate::store::new_row_id("msg"), "hi");
+                let reply = Message::assistant(crate::store::new_row_id("msg"));
                 reservation.store_turn(crate::store::Turn::new(case, true, &user, &reply, now()))
             },
         ))

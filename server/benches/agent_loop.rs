@@ -101,7 +101,7 @@ async fn measure(label: &str, url: &str) {
             .with_now(now.with_timezone(&FixedOffset::east_opt(7 * 3600).unwrap())),
         nanos: nanos.clone(),
     };
-    let runs = Runs::new(pool.clone());
+    let registry = Runs::new(pool.clone());
     let agent = Arc::new(Agent {
         db: pool,
         provider: Arc::new(provider),
@@ -111,7 +111,7 @@ async fn measure(label: &str, url: &str) {
     });
     // Warm up caches (validators, schemas, prepared statements, page cache).
     for _ in 0..5 {
-        conversation(&agent, &runs).await;
+        conversation(&agent, &registry).await;
     }
     nanos.store(0, Ordering::Relaxed);
     let runs: usize = std::env::var("DATBAN_BENCH_RUNS")
@@ -121,9 +121,10 @@ async fn measure(label: &str, url: &str) {
     let started = Instant::now();
     let mut steps = 0;
     for _ in 0..runs {
-        steps += conversation(&agent, &runs).await;
+        steps += conversation(&agent, &registry).await;
     }
     let total = started.elapsed();
+    assert!(steps > 0, "no step was counted: the events' format changed?");
     let model = Duration::from_nanos(nanos.load(Ordering::Relaxed));
     let per_step = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
     println!("agent loop, offline model, {label}: {runs} conversations of 3 runs ({steps} steps)");

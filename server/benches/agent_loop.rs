@@ -124,7 +124,10 @@ async fn measure(label: &str, url: &str) {
         steps += conversation(&agent, &registry).await;
     }
     let total = started.elapsed();
-    assert!(steps > 0, "no step was counted: the events' format changed?");
+    assert!(
+        steps > 0,
+        "no step was counted: the events' format changed?"
+    );
     let model = Duration::from_nanos(nanos.load(Ordering::Relaxed));
     let per_step = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
     println!("agent loop, offline model, {label}: {runs} conversations of 3 runs ({steps} steps)");

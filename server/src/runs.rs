@@ -51,6 +51,9 @@ pub const STOP_CHANNEL: &str = "datban_run_stop";
 const ELSEWHERE_FRESH: Duration = Duration::from_millis(100);
 /// How often a running run stores its new events.
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// How many turns of the scheduler the storer lets pass, when several replies are going,
+/// before it gathers what they have to store.
+const GATHER_YIELDS: usize = 32;
 /// How often a run with nothing new to store still proves it is alive; well under
 /// [`STALE_AFTER`].
 const HEARTBEAT_EVERY: Duration = Duration::from_secs(3);
@@ -464,6 +467,16 @@ async fn store_all(inner: Weak<Inner>, wake: Arc<Notify>) {
         tokio::select! {
             _ = tick.tick() => {}
             () = wake.notified() => {}
+        }
+        // With other replies going, let them run up to their next write first, so this
+        // commit carries theirs too (group commit); a lone reply is stored at once.
+        let busy = inner
+            .upgrade()
+            .is_some_and(|inner| lock(&inner.active).len() > 1);
+        if busy {
+            for _ in 0..GATHER_YIELDS {
+                tokio::task::yield_now().await;
+            }
         }
         let Some(strong) = inner.upgrade() else {
             return;

@@ -331,8 +331,8 @@ impl Agent {
 
     /// An assistant's tools as offered to the model; generated once, since schemas never
     /// change.
-    fn tool_specs(assistant: Assistant) -> Vec<ToolSpec> {
-        static SPECS: std::sync::OnceLock<Vec<(Assistant, Vec<ToolSpec>)>> =
+    fn tool_specs(assistant: Assistant) -> Arc<[ToolSpec]> {
+        static SPECS: std::sync::OnceLock<Vec<(Assistant, Arc<[ToolSpec]>)>> =
             std::sync::OnceLock::new();
         let all = SPECS.get_or_init(|| {
             Assistant::ALL
@@ -353,8 +353,8 @@ impl Agent {
         });
         all.iter()
             .find(|(a, _)| *a == assistant)
-            .map(|(_, specs)| specs.clone())
-            .unwrap_or_default()
+            .map(|(_, specs)| Arc::clone(specs))
+            .unwrap_or_else(|| Arc::from([]))
     }
 }
 

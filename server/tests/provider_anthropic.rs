@@ -39,7 +39,7 @@ fn simple_request() -> ModelRequest {
     ModelRequest {
         system: "You are a test.".into(),
         messages: vec![ModelMessage::User { text: "hi".into() }],
-        tools: vec![],
+        tools: Vec::new().into(),
     }
 }
 
@@ -227,7 +227,8 @@ fn history_request() -> ModelRequest {
             name: "getWeather".into(),
             description: "Weather for a city.".into(),
             parameters: json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}),
-        }],
+        }]
+        .into(),
     }
 }
 
@@ -325,7 +326,7 @@ async fn assistant_turn_without_text_and_empty_tools() {
                 is_error: false,
             },
         ],
-        tools: vec![],
+        tools: Vec::new().into(),
     });
     assert_eq!(
         body["messages"][1]["content"],

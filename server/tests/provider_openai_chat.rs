@@ -66,7 +66,7 @@ fn simple_request() -> ModelRequest {
         messages: vec![ModelMessage::User {
             text: "Weather in Hà Nội?".into(),
         }],
-        tools: vec![weather_tool()],
+        tools: vec![weather_tool()].into(),
     }
 }
 
@@ -99,7 +99,7 @@ fn history_request() -> ModelRequest {
                 text: "And tomorrow?".into(),
             },
         ],
-        tools: vec![weather_tool()],
+        tools: vec![weather_tool()].into(),
     }
 }
 
@@ -346,7 +346,7 @@ fn request_body_maps_tools_and_starts_with_the_system_message() {
 fn request_body_without_tools_has_no_tools_or_tool_choice() {
     let provider = OpenAiChat::new("http://x/v1", None, "m", settings()).unwrap();
     let mut request = simple_request();
-    request.tools.clear();
+    request.tools = Vec::new().into();
     let body = provider.request_body(&request);
     assert!(body.get("tools").is_none(), "{body}");
     assert!(body.get("tool_choice").is_none(), "{body}");

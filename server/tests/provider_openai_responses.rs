@@ -69,7 +69,8 @@ fn request() -> ModelRequest {
             name: "getWeather".into(),
             description: "The weather in a city.".into(),
             parameters: json!({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}),
-        }],
+        }]
+        .into(),
     }
 }
 

@@ -71,8 +71,9 @@ pub struct ModelRequest {
     pub system: String,
     /// The history, oldest first.
     pub messages: Vec<ModelMessage>,
-    /// Tools the model may call.
-    pub tools: Vec<ToolSpec>,
+    /// Tools the model may call (shared: every step of a conversation offers the same
+    /// ones, and their schemas are large to copy).
+    pub tools: std::sync::Arc<[ToolSpec]>,
 }
 
 /// Why a model ended its turn.

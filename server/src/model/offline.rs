@@ -3750,7 +3750,7 @@ mod tests {
         ModelRequest {
             system: "You are datban.".into(),
             messages,
-            tools: tools_of(assistant),
+            tools: tools_of(assistant).into(),
         }
     }
 
@@ -5632,12 +5632,12 @@ mod tests {
         // Without tools nothing is called, except the call whose point is a missing tool.
         for text in messages {
             let mut request = request(vec![user(text)]);
-            request.tools.clear();
+            request.tools = Vec::new().into();
             let turn = assemble(&model().plan_turn(&request));
             assert!(turn.calls.is_empty(), "{text}: {turn:?}");
         }
         let mut request = request(vec![user("#unknown-tool")]);
-        request.tools.clear();
+        request.tools = Vec::new().into();
         assert_eq!(
             assemble(&model().plan_turn(&request)).only_call().name,
             "launchRocket"

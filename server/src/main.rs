@@ -2,6 +2,10 @@ use std::process::ExitCode;
 
 use tracing_subscriber::EnvFilter;
 
+// See server/Cargo.toml for why, and README ("Benchmarks") for what it costs in memory.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()

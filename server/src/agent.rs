@@ -277,7 +277,7 @@ impl Agent {
             Ok(Some(message)) => message,
             Ok(None) => {
                 tracing::error!(call = %pending.tool_call_id, "pending call's message is missing");
-                let _ = tx.send(AgentEvent::Error {
+                tx.send(AgentEvent::Error {
                     error_text: "This conversation could not be loaded.".into(),
                 });
                 return RunStatus::Error;
@@ -286,7 +286,7 @@ impl Agent {
                 // Nothing was decided: the person's decision is given back, not used up.
                 tracing::error!(%error, call = %pending.tool_call_id, "loading message failed");
                 give_back(&self.db, &taken).await;
-                let _ = tx.send(AgentEvent::Error {
+                tx.send(AgentEvent::Error {
                     error_text: DECISION_NOT_SAVED.into(),
                 });
                 return RunStatus::Error;

@@ -167,6 +167,9 @@ impl Current {
     }
 }
 
+/// Told whether a turn handed to the storer was committed.
+type TurnWaiter = oneshot::Sender<Result<(), sqlx::Error>>;
+
 /// One run of this process: its stop switch and its events so far.
 pub struct ActiveRun {
     id: String,
@@ -186,7 +189,7 @@ pub struct ActiveRun {
     last_save: LastSave,
     /// The turn the storer writes before anything else of this run, and the request that
     /// waits for its commit.
-    turn: Mutex<Option<(Turn, oneshot::Sender<Result<(), sqlx::Error>>)>>,
+    turn: Mutex<Option<(Turn, TurnWaiter)>>,
     /// Whether the run's row may be written: its conversation is stored. Until then the
     /// storer leaves the run alone (a heartbeat would name a conversation not yet there).
     row_ready: AtomicBool,
@@ -420,7 +423,7 @@ struct Batch {
     save: Option<crate::store::MessageSave>,
     /// The run's turn, stored first (the run's first batch), and who waits for it.
     turn: Option<Turn>,
-    turn_waiter: Option<oneshot::Sender<Result<(), sqlx::Error>>>,
+    turn_waiter: Option<TurnWaiter>,
 }
 
 impl Batch {

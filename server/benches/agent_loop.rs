@@ -103,6 +103,7 @@ async fn measure(label: &str, url: &str) {
     };
     let registry = Runs::new(pool.clone());
     let agent = Arc::new(Agent {
+        reads: db::readers(&pool).await,
         db: pool,
         provider: Arc::new(provider),
         config: AgentConfig::default(),

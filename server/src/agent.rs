@@ -59,6 +59,10 @@ pub fn system_clock() -> Clock {
 pub struct Agent {
     /// The database.
     pub db: Pool,
+    /// Reads that need no write lock (a conversation's history): on SQLite connections of
+    /// their own ([`crate::db::readers`]), so a run does not queue behind other replies'
+    /// commits to read what was committed before it started.
+    pub reads: Pool,
     /// The model.
     pub provider: SharedProvider,
     /// Bounds.
@@ -485,7 +489,7 @@ impl<'a> Run<'a> {
 
     async fn history(&mut self) -> Result<Vec<crate::model::ModelMessage>, store::StoreError> {
         if self.earlier.is_none() {
-            let mut messages = store::messages(&self.agent.db, &self.conversation_id).await?;
+            let mut messages = store::messages(&self.agent.reads, &self.conversation_id).await?;
             messages.retain(|m| m.id != self.message.id);
             self.earlier = Some(messages);
         }

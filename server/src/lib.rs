@@ -61,6 +61,7 @@ impl AppState {
             leptos_options,
             agent: agent::Agent {
                 db: db.clone(),
+                reads: reads.clone(),
                 provider,
                 config,
                 clock,

@@ -207,29 +207,97 @@ async fn a_hundred_people_chat_then_approve_at_the_same_moment() {
 
 /// Makes every booking insert fail as a broken disk would, until [`heal`].
 async fn break_bookings(app: &TestApp) {
-    let statements: &[&'static str] = if app.db_url.starts_with("postgres") {
-        &[
+    break_inserts(app, "bookings").await;
+}
+
+/// Makes every insert into `table` fail, as a broken disk would.
+async fn break_inserts(app: &TestApp, table: &str) {
+    let statements: Vec<String> = if app.db_url.starts_with("postgres") {
+        vec![
             "CREATE FUNCTION datban_test_fail() RETURNS trigger AS $$ BEGIN \
-             RAISE EXCEPTION 'disk on fire'; END; $$ LANGUAGE plpgsql",
-            "CREATE TRIGGER datban_test_fail BEFORE INSERT ON bookings \
-             FOR EACH ROW EXECUTE FUNCTION datban_test_fail()",
+             RAISE EXCEPTION 'disk on fire'; END; $$ LANGUAGE plpgsql"
+                .to_owned(),
+            format!(
+                "CREATE TRIGGER datban_test_fail BEFORE INSERT ON {table} \
+                 FOR EACH ROW EXECUTE FUNCTION datban_test_fail()"
+            ),
         ]
     } else {
-        &["CREATE TRIGGER datban_test_fail BEFORE INSERT ON bookings \
-           BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"]
+        vec![format!(
+            "CREATE TRIGGER datban_test_fail BEFORE INSERT ON {table} \
+             BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
+        )]
     };
     for statement in statements {
-        sqlx::query(*statement).execute(&app.pool).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&app.pool)
+            .await
+            .unwrap();
     }
 }
 
 async fn heal(app: &TestApp) {
-    let statement = if app.db_url.starts_with("postgres") {
-        "DROP TRIGGER datban_test_fail ON bookings"
+    heal_inserts(app, "bookings").await;
+}
+
+async fn heal_inserts(app: &TestApp, table: &str) {
+    let statements: Vec<String> = if app.db_url.starts_with("postgres") {
+        vec![
+            format!("DROP TRIGGER datban_test_fail ON {table}"),
+            "DROP FUNCTION datban_test_fail()".to_owned(),
+        ]
     } else {
-        "DROP TRIGGER datban_test_fail"
+        vec!["DROP TRIGGER datban_test_fail".to_owned()]
     };
-    sqlx::query(statement).execute(&app.pool).await.unwrap();
+    for statement in statements {
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&app.pool)
+            .await
+            .unwrap();
+    }
+}
+
+/// A turn the storer cannot commit: the request answers 503 with a retry hint and no
+/// detail, nothing of the turn is stored, no run is left "running", and the same person
+/// chats normally once storage works again.
+#[tokio::test]
+async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() {
+    let app = spawn_app().await;
+    break_inserts(&app, "messages").await;
+    let response = app
+        .client
+        .post(app.url("/api/chat"))
+        .json(&json!({"text": "Thời tiết Hà Nội hôm nay thế nào?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "STORAGE_UNAVAILABLE", "{body:#}");
+    let text = body.to_string().to_lowercase();
+    assert!(
+        !text.contains("disk on fire") && !text.contains("sql") && !text.contains("insert"),
+        "{body:#}"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 0);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM runs WHERE status = 'running'")
+            .await,
+        0
+    );
+
+    heal_inserts(&app, "messages").await;
+    let reply = app.chat(None, "Thời tiết Hà Nội hôm nay thế nào?").await;
+    ended(&reply, "completed");
+    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 2);
 }
 
 #[tokio::test]

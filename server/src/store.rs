@@ -274,11 +274,6 @@ impl Turn {
         }
     }
 
-    /// The conversation it belongs to.
-    pub fn conversation_id(&self) -> &str {
-        &self.conversation.id
-    }
-
     /// Adds its rows to `rows` (the SQLite path, [`TURNS_SQL`]).
     pub fn add_rows<'a>(&'a self, rows: &mut TurnRows<'a>) {
         let c = &self.conversation;

@@ -20,6 +20,9 @@ use shared::{
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+mod direct;
+pub use direct::{check_edit, DirectCall, EditRejected, Home};
+
 use crate::{
     db::Pool,
     history,
@@ -207,6 +210,9 @@ struct Run<'a> {
     /// Where the message as the run ends goes, to be stored with the run's last events
     /// (`None`: saved directly).
     last: Option<LastSave>,
+    /// Whether the message is stored at all: a public tool called from outside the page by
+    /// nobody in particular (`direct.rs`) leaves no conversation behind.
+    persist: bool,
 }
 
 /// What the caller of [`Agent::run_known`] already holds of the conversation, so the run
@@ -383,6 +389,7 @@ impl<'a> Run<'a> {
             streamed: 0,
             emitted: 0,
             last: None,
+            persist: true,
         }
     }
 
@@ -438,6 +445,12 @@ impl<'a> Run<'a> {
     }
 
     async fn finish(mut self, status: RunStatus) -> RunStatus {
+        self.close(status).await;
+        status
+    }
+
+    /// Ends the message with `status` and has it stored.
+    async fn close(&mut self, status: RunStatus) {
         self.emit(AgentEvent::Finish {
             message_metadata: MessageMetadata {
                 status: Some(status),
@@ -445,7 +458,6 @@ impl<'a> Run<'a> {
             },
         });
         self.save_later().await;
-        status
     }
 
     /// Leaves the message for the run registry to store with the run's next events, or
@@ -463,6 +475,9 @@ impl<'a> Run<'a> {
 
     /// Saves the message with the number of events it holds (see `emitted`).
     async fn save(&self) {
+        if !self.persist {
+            return;
+        }
         if let Err(error) = store::save_run_message(
             &self.agent.db,
             &self.conversation_id,
@@ -794,6 +809,17 @@ impl<'a> Run<'a> {
             });
             if !tool.definition().requires_approval {
                 runnable.push((call.id, input));
+                continue;
+            }
+            if !self.persist {
+                // Only a person may be asked, and only in a stored conversation; callers
+                // outside the page sign in before reaching a tool with effects.
+                errors += 1;
+                self.output_error(
+                    &call.id,
+                    tool,
+                    ExecError::Internal("a call that needs approval came without an owner".into()),
+                );
                 continue;
             }
             let ctx = self.context(&call.id);

@@ -22,15 +22,15 @@ use serde_json::Value;
 use shared::{
     events::{AgentEvent, UI_MESSAGE_STREAM_VERSION},
     message::{Message, MessageMetadata, Role, RunStatus},
-    tools::{validate_arguments, Assistant, ToolName, ValidationContext},
+    tools::{Assistant, ToolName},
 };
 
 use crate::{
-    agent::{Decision, Known},
+    agent::{self, Decision, EditRejected, Known},
     owner::OwnerId,
     runs::{self, Current, ReserveError},
     store::{self, StoreError},
-    tools::{self, ExecError, ToolContext},
+    tools::{self, ExecError},
     AppState,
 };
 
@@ -382,52 +382,29 @@ async fn approve(
         )
     })?;
     let edited = match (&request.edited_input, request.approved) {
-        (Some(value), true) => {
-            if !value.is_object() {
-                return Err(ApiError::new(
+        (Some(value), true) => Some(
+            agent::check_edit(
+                &state.agent,
+                tool,
+                value,
+                &owner,
+                &request.conversation_id,
+                &request.tool_call_id,
+            )
+            .await
+            .map_err(|rejected| match rejected {
+                EditRejected::Invalid(message) => ApiError::new(
                     StatusCode::UNPROCESSABLE_ENTITY,
                     "VALIDATION_ERROR",
-                    "editedInput must be an object.",
-                ));
-            }
-            let now = (state.agent.clock)();
-            let input = validate_arguments(tool, &value.to_string(), &ValidationContext { now })
-                .map_err(|invalid| {
-                    ApiError::new(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        "VALIDATION_ERROR",
-                        invalid.to_string(),
-                    )
-                })?;
-            let ctx = ToolContext {
-                db: state.db.clone(),
-                owner_id: owner.clone(),
-                conversation_id: request.conversation_id.clone(),
-                call_id: request.tool_call_id.clone(),
-                now,
-                upstreams: state.agent.upstreams.clone(),
-                take: None,
-            };
-            match tools::precheck(&input, &ctx).await {
-                Ok(()) => {}
-                Err(ExecError::Tool(error)) => {
-                    return Err(ApiError::new(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        "VALIDATION_ERROR",
-                        error.message,
-                    ))
-                }
-                Err(ExecError::Internal(details)) => {
-                    tracing::error!(%details, "precheck of edited input failed");
-                    return Err(ApiError::new(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "INTERNAL",
-                        "Something went wrong on our side. Please try again.",
-                    ));
-                }
-            }
-            Some(input)
-        }
+                    message,
+                ),
+                EditRejected::Internal => ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "INTERNAL",
+                    "Something went wrong on our side. Please try again.",
+                ),
+            })?,
+        ),
         _ => None,
     };
     // The conversation's place, before the take: a refused decision (too many runs) must

@@ -15,7 +15,9 @@ pub mod db;
 mod health;
 pub mod history;
 pub mod idempotency;
+pub mod mcp;
 pub mod model;
+pub mod oauth;
 pub mod owner;
 pub mod runs;
 pub mod security;
@@ -95,6 +97,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(health::routes())
         .merge(api::routes())
+        .merge(mcp::routes(&state))
         // Pages carry a Content-Security-Policy with the nonce of their hydration scripts.
         .leptos_routes_with_context(&state, routes, security::provide_page_csp, move || {
             shell(options.clone())

@@ -34,7 +34,8 @@ pub enum KeyError {
     Store(#[from] store::StoreError),
 }
 
-fn from_hex(text: &str) -> Option<Vec<u8>> {
+/// Bytes from lowercase or uppercase hex; `None` for anything else.
+pub(crate) fn from_hex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) {
         return None;
     }
@@ -47,7 +48,8 @@ fn from_hex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+/// Lowercase hex of `bytes`.
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -85,6 +87,11 @@ pub async fn ensure_owner(
     mut request: Request,
     next: Next,
 ) -> Response {
+    if request.uri().path().starts_with("/mcp/") {
+        // MCP clients are servers (or the MCP Inspector): who they act for comes from
+        // their bearer token only, never from a cookie, and they get none.
+        return next.run(request).await;
+    }
     let known = jar
         .get(COOKIE)
         .map(|cookie| cookie.value().to_owned())

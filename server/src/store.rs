@@ -96,6 +96,37 @@ pub async fn insert_conversation(
     Ok(())
 }
 
+/// Makes sure a conversation with this id exists for `owner_id` (the one conversation of
+/// an owner's calls from MCP hosts, whose id is derived, not drawn). Another owner's
+/// conversation with the same id is left alone and reported as corrupt.
+pub async fn ensure_conversation(
+    db: &Pool,
+    id: &str,
+    owner_id: &str,
+    assistant: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let at = timestamp(now);
+    sqlx::query(
+        "INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(id)
+    .bind(owner_id)
+    .bind(assistant)
+    .bind(&at)
+    .bind(&at)
+    .execute(db)
+    .await?;
+    match find_conversation(db, id, owner_id).await? {
+        Some(_) => Ok(()),
+        None => Err(StoreError::Corrupt {
+            id: id.to_owned(),
+            reason: "belongs to another owner".into(),
+        }),
+    }
+}
+
 /// The conversation, if it exists and belongs to `owner_id` (another owner's looks absent).
 pub async fn find_conversation(
     db: &Pool,
@@ -444,6 +475,27 @@ pub async fn peek_pending(
     .bind(tool_call_id)
     .bind(conversation_id)
     .bind(owner_id)
+    .fetch_optional(db)
+    .await?)
+}
+
+/// The call of `tool` with exactly this validated input that waits, untaken, for a
+/// decision in this conversation: a repeated proposal gets it instead of a second form.
+pub async fn find_waiting(
+    db: &Pool,
+    conversation_id: &str,
+    tool: &str,
+    input: &str,
+) -> Result<Option<PendingCall>, StoreError> {
+    Ok(sqlx::query_as::<_, PendingCall>(concat!(
+        "SELECT ",
+        pending_columns!(),
+        " FROM pending_calls WHERE conversation_id = $1 AND tool_name = $2 AND input = $3 \
+         AND taken_by IS NULL ORDER BY created_at LIMIT 1"
+    ))
+    .bind(conversation_id)
+    .bind(tool)
+    .bind(input)
     .fetch_optional(db)
     .await?)
 }

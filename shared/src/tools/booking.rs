@@ -4,7 +4,10 @@ use chrono::{DateTime, FixedOffset};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
+use super::{
+    Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
+    SCOPE_BOOKINGS,
+};
 
 /// Marker type of the `createBooking` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +71,9 @@ impl Tool for CreateBooking {
             read_only: false,
             destructive: false,
             idempotent: true,
+            open_world: false,
         },
+        access: Access::Personal(SCOPE_BOOKINGS),
     };
     type Input = CreateBookingInput;
     type Output = CreateBookingOutput;

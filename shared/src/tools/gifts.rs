@@ -7,7 +7,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
+use super::{
+    Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
+    SCOPE_CHECKOUT,
+};
 
 /// Highest budget or price the catalogue deals in, in đồng (100 million).
 pub const MAX_VND: u32 = 100_000_000;
@@ -139,7 +142,9 @@ impl Tool for SuggestGifts {
             read_only: true,
             destructive: false,
             idempotent: true,
+            open_world: false,
         },
+        access: Access::Public,
     };
     type Input = SuggestGiftsInput;
     type Output = SuggestGiftsOutput;
@@ -211,7 +216,9 @@ impl Tool for PrepareCheckout {
             read_only: true,
             destructive: false,
             idempotent: true,
+            open_world: false,
         },
+        access: Access::Personal(SCOPE_CHECKOUT),
     };
     type Input = PrepareCheckoutInput;
     type Output = CheckoutDraft;
@@ -269,7 +276,9 @@ impl Tool for CreateCheckoutSession {
             read_only: false,
             destructive: false,
             idempotent: true,
+            open_world: false,
         },
+        access: Access::Personal(SCOPE_CHECKOUT),
     };
     type Input = CreateCheckoutSessionInput;
     type Output = CheckoutSession;

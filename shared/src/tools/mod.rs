@@ -51,6 +51,24 @@ pub struct Risk {
     pub destructive: bool,
     /// Running it twice with the same arguments has the effect of running it once.
     pub idempotent: bool,
+    /// Reaches outside datban (a weather service…), whose answers we do not control.
+    pub open_world: bool,
+}
+
+/// The OAuth scope of tools that read or change a person's bookings.
+pub const SCOPE_BOOKINGS: &str = "bookings";
+/// The OAuth scope of tools that prepare or make a person's (fictional) purchases.
+pub const SCOPE_CHECKOUT: &str = "checkout";
+
+/// Whose data a tool touches, which decides what a client outside datban's own page (an
+/// MCP host such as ChatGPT) must prove before calling it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Public data only (forecasts, the restaurant list, gift ideas, shipping prices):
+    /// anyone may call it.
+    Public,
+    /// A person's own data: the caller needs a token of that person with this scope.
+    Personal(&'static str),
 }
 
 /// The static facts about one tool.
@@ -64,6 +82,8 @@ pub struct ToolDefinition {
     pub requires_approval: bool,
     /// Risk hints.
     pub risk: Risk,
+    /// Whose data it touches.
+    pub access: Access,
 }
 
 impl ToolDefinition {
@@ -555,6 +575,25 @@ mod tests {
             assert_eq!(text.contains("destructive"), risk.destructive, "{tool}");
         }
         assert!(ToolName::CancelBooking.definition().risk.destructive);
+    }
+
+    #[test]
+    fn every_tool_that_changes_data_is_personal() {
+        for tool in ToolName::ALL {
+            let definition = tool.definition();
+            // A side effect always belongs to someone: no anonymous caller may start one.
+            if !definition.risk.read_only {
+                assert!(
+                    matches!(definition.access, Access::Personal(_)),
+                    "{tool} changes data but is public"
+                );
+            }
+        }
+        assert_eq!(
+            ToolName::ListBookings.definition().access,
+            Access::Personal(SCOPE_BOOKINGS)
+        );
+        assert_eq!(ToolName::GetWeather.definition().access, Access::Public);
     }
 
     #[test]

@@ -6,7 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    BookingStatus, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
+    Access, BookingStatus, Risk, Tool, ToolDefinition, ToolName, ValidationContext,
+    ValidationIssue, SCOPE_BOOKINGS,
 };
 
 /// Marker type of the `listBookings` tool.
@@ -82,7 +83,9 @@ impl Tool for ListBookings {
             read_only: true,
             destructive: false,
             idempotent: true,
+            open_world: false,
         },
+        access: Access::Personal(SCOPE_BOOKINGS),
     };
     type Input = ListBookingsInput;
     type Output = ListBookingsOutput;
@@ -129,7 +132,9 @@ impl Tool for CancelBooking {
             read_only: false,
             destructive: true,
             idempotent: true,
+            open_world: false,
         },
+        access: Access::Personal(SCOPE_BOOKINGS),
     };
     type Input = CancelBookingInput;
     type Output = CancelBookingOutput;

@@ -4,7 +4,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
+use super::{Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
 
 /// Marker type of the `searchRestaurants` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +91,9 @@ impl Tool for SearchRestaurants {
             read_only: true,
             destructive: false,
             idempotent: true,
+            open_world: false,
         },
+        access: Access::Public,
     };
     type Input = SearchRestaurantsInput;
     type Output = SearchRestaurantsOutput;

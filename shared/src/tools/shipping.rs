@@ -8,7 +8,7 @@ use std::fmt;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
+use super::{Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
 
 /// Marker type of the `shipping_quote` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,7 +188,9 @@ impl Tool for ShippingQuote {
             read_only: true,
             destructive: false,
             idempotent: true,
+            open_world: false,
         },
+        access: Access::Public,
     };
     type Input = ShippingQuoteInput;
     type Output = ShippingQuoteOutput;

@@ -4,7 +4,7 @@ use chrono::NaiveDate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
+use super::{Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
 
 /// Marker type of the `getWeather` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +82,9 @@ impl Tool for GetWeather {
             read_only: true,
             destructive: false,
             idempotent: true,
+            open_world: true,
         },
+        access: Access::Public,
     };
     type Input = GetWeatherInput;
     type Output = GetWeatherOutput;

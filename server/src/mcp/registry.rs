@@ -1,0 +1,227 @@
+//! The MCP tool list of each assistant, generated from the one tool registry in `shared`:
+//! the same names, descriptions (with their risk hints) and input schemas the loop gives
+//! models, the result envelope as output schema, annotations from each tool's risk hints,
+//! and the widget's `_meta`. Built once; schemas never change while the process runs.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
+use serde_json::{json, Value};
+use shared::tools::{Access, Assistant, ToolName};
+
+use super::widget;
+
+/// The app-only tool the widget calls with the person's decision.
+pub const DECIDE_APPROVAL: &str = "decide_approval";
+
+/// What the host may show while a tool runs and once it is done (each ≤ 64 characters).
+fn statuses(tool: ToolName) -> (&'static str, &'static str) {
+    match tool {
+        ToolName::GetWeather => ("Checking the forecast…", "Forecast ready"),
+        ToolName::SearchRestaurants => ("Looking for restaurants…", "Restaurants found"),
+        ToolName::CreateBooking => ("Preparing the booking…", "Booking ready to confirm"),
+        ToolName::ListBookings => ("Reading your bookings…", "Your bookings"),
+        ToolName::CancelBooking => (
+            "Preparing the cancellation…",
+            "Cancellation ready to confirm",
+        ),
+        ToolName::SuggestGifts => ("Finding gift ideas…", "Gift ideas ready"),
+        ToolName::PrepareCheckout => ("Preparing the checkout…", "Checkout draft ready"),
+        ToolName::CreateCheckoutSession => ("Preparing the purchase…", "Purchase ready to confirm"),
+        ToolName::ShippingQuote => ("Pricing the delivery…", "Shipping quote ready"),
+    }
+}
+
+/// The tools of an assistant's MCP server: its loop's allow-list, plus the decision tool
+/// when one of them waits for approval.
+pub fn tools(assistant: Assistant) -> &'static [Tool] {
+    static TOOLS: OnceLock<Vec<(Assistant, Vec<Tool>)>> = OnceLock::new();
+    let all = TOOLS.get_or_init(|| {
+        Assistant::ALL
+            .into_iter()
+            .map(|assistant| (assistant, build(assistant)))
+            .collect()
+    });
+    all.iter()
+        .find(|(a, _)| *a == assistant)
+        .map_or(&[], |(_, tools)| tools.as_slice())
+}
+
+fn build(assistant: Assistant) -> Vec<Tool> {
+    let mut tools: Vec<Tool> = assistant.tools().into_iter().map(tool).collect();
+    if assistant
+        .tools()
+        .into_iter()
+        .any(|tool| tool.definition().requires_approval)
+    {
+        tools.push(decide_approval());
+    }
+    tools
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        // Every schema in the registry is an object schema; a test holds it to that.
+        other => Arc::new(JsonObject::from_iter([("not".to_owned(), other)])),
+    }
+}
+
+fn meta(value: Value) -> MetaObject {
+    match value {
+        Value::Object(map) => MetaObject(map),
+        _ => MetaObject(JsonObject::new()),
+    }
+}
+
+fn security_schemes(access: Access) -> Value {
+    match access {
+        Access::Public => json!([{ "type": "noauth" }]),
+        Access::Personal(scope) => json!([{ "type": "oauth2", "scopes": [scope] }]),
+    }
+}
+
+fn tool(name: ToolName) -> Tool {
+    let definition = name.definition();
+    let risk = definition.risk;
+    let (invoking, invoked) = statuses(name);
+    let annotations = ToolAnnotations::with_title(title(name))
+        .read_only(risk.read_only)
+        .destructive(risk.destructive)
+        .idempotent(risk.idempotent)
+        .open_world(risk.open_world);
+    Tool::new_with_raw(
+        name.as_str(),
+        Some(definition.model_description().into()),
+        object(name.input_schema()),
+    )
+    .with_title(title(name))
+    .with_raw_output_schema(output_schema())
+    .with_annotations(annotations)
+    .with_meta(meta(json!({
+        "ui": { "resourceUri": widget::app_uri(), "visibility": ["model", "app"] },
+        "openai/outputTemplate": widget::skybridge_uri(),
+        "openai/widgetAccessible": true,
+        "openai/toolInvocation/invoking": invoking,
+        "openai/toolInvocation/invoked": invoked,
+        "securitySchemes": security_schemes(definition.access),
+    })))
+}
+
+fn title(name: ToolName) -> &'static str {
+    match name {
+        ToolName::GetWeather => "Weather forecast",
+        ToolName::SearchRestaurants => "Find restaurants",
+        ToolName::CreateBooking => "Book a table",
+        ToolName::ListBookings => "My bookings",
+        ToolName::CancelBooking => "Cancel a booking",
+        ToolName::SuggestGifts => "Gift ideas",
+        ToolName::PrepareCheckout => "Prepare a checkout",
+        ToolName::CreateCheckoutSession => "Buy a gift",
+        ToolName::ShippingQuote => "Shipping quote",
+    }
+}
+
+fn decide_approval() -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "approvalId": { "type": "string", "minLength": 1, "maxLength": 200 },
+            "approvalToken": { "type": "string", "minLength": 1, "maxLength": 200 },
+            "approved": { "type": "boolean" },
+            "input": {
+                "type": "object",
+                "description": "The call's arguments as the person edited them in the form; \
+                    omitted when unchanged. Validated again like the original call."
+            }
+        },
+        "required": ["approvalId", "approvalToken", "approved"],
+        "additionalProperties": false
+    });
+    Tool::new_with_raw(
+        DECIDE_APPROVAL,
+        Some(
+            "Records the person's decision on a call waiting for approval, from the \
+             confirmation form in the widget. Only the widget can call it: the approval \
+             token is given to the widget, never to the model."
+                .into(),
+        ),
+        object(input),
+    )
+    .with_title("Confirm or decline")
+    .with_raw_output_schema(output_schema())
+    .with_annotations(
+        ToolAnnotations::with_title("Confirm or decline")
+            .read_only(false)
+            .destructive(true)
+            .idempotent(true)
+            .open_world(false),
+    )
+    .with_meta(meta(json!({
+        "ui": { "resourceUri": widget::app_uri(), "visibility": ["app"] },
+        "openai/outputTemplate": widget::skybridge_uri(),
+        "openai/visibility": "private",
+        "openai/widgetAccessible": true,
+        "openai/toolInvocation/invoking": "Carrying out your decision…",
+        "openai/toolInvocation/invoked": "Decision recorded",
+        "securitySchemes": [{ "type": "oauth2", "scopes": [] }],
+    })))
+}
+
+/// The result envelope every tool of ours returns as `structuredContent` (see
+/// `results.rs`): the model reads it, and so does the widget.
+fn output_schema() -> Arc<JsonObject> {
+    static SCHEMA: OnceLock<Arc<JsonObject>> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            object(json!({
+                "type": "object",
+                "properties": {
+                    "v": { "type": "integer", "description": "Version of this envelope." },
+                    "ok": { "type": "boolean", "description": "false: nothing was done; see error." },
+                    "tool": { "type": "string" },
+                    "status": {
+                        "type": "string",
+                        "enum": ["done", "approval_required", "declined"],
+                        "description": "done: the tool ran and output is its result. \
+                            approval_required: nothing happened yet; the person confirms or \
+                            declines in the form. declined: the person said no; nothing was done."
+                    },
+                    "callId": { "type": "string" },
+                    "approvalId": { "type": "string" },
+                    "summary": { "type": "string" },
+                    "approvalUrl": { "type": "string" },
+                    "input": { "type": "object" },
+                    "output": { "type": "object" },
+                    "error": {
+                        "type": "object",
+                        "properties": {
+                            "code": { "type": "string" },
+                            "message": { "type": "string" },
+                            "retryable": { "type": "boolean" }
+                        },
+                        "required": ["code", "message", "retryable"]
+                    }
+                },
+                "required": ["v", "ok", "tool"]
+            }))
+        })
+        .clone()
+}
+
+/// What the host's model is told about the server as a whole.
+pub fn instructions(assistant: Assistant) -> String {
+    let what = match assistant {
+        Assistant::Restaurant => {
+            "datban books restaurant tables in Vietnam: weather, restaurant search, bookings."
+        }
+        Assistant::Gifts => "datban's GiftGenius: gift ideas and (fictional) gift checkouts.",
+        Assistant::Shipping => "datban's shipping desk: delivery prices within Vietnam.",
+    };
+    format!(
+        "{what} Every result is in structuredContent: ok:false means nothing was done (see \
+         error.code and error.retryable). A call that changes something answers \
+         status:\"approval_required\" and happens only after the person confirms it in the \
+         form; never say it was done unless a result with status:\"done\" says so."
+    )
+}

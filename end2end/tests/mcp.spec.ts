@@ -136,6 +136,20 @@ test.describe('MCP servers with the official TypeScript clients', () => {
     await shipping.close();
   });
 
+  test('an empty result is ok with its reason; our failure says nothing of our insides', async () => {
+    const client = await connect('restaurant');
+    const empty = structured(await client.callTool({ name: 'searchRestaurants', arguments: { city: 'Cà Mau' } }));
+    expect(empty).toMatchObject({ ok: true, status: 'done' });
+    expect(empty.output.restaurants).toEqual([]);
+    expect(empty.output.noResultsReason).toContain('Cà Mau');
+    const failed = await client.callTool({ name: 'getWeather', arguments: { city: '#fail' } });
+    expect(failed.isError).toBe(true);
+    const body = structured(failed);
+    expect(body.error).toMatchObject({ code: 'EXECUTION_FAILED', retryable: false });
+    expect(JSON.stringify(failed)).not.toMatch(/panic|\.rs|sqlite|SELECT|\/root|stack/i);
+    await client.close();
+  });
+
   test('invalid arguments never run and say precisely why', async () => {
     const client = await connect('restaurant');
     const cases: Array<[Any, RegExp]> = [

@@ -225,3 +225,66 @@ pub fn instructions(assistant: Assistant) -> String {
          form; never say it was done unless a result with status:\"done\" says so."
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_assistant_serves_exactly_its_loop_allow_list() {
+        for assistant in Assistant::ALL {
+            let names: Vec<String> = tools(assistant)
+                .iter()
+                .map(|tool| tool.name.to_string())
+                .filter(|name| name != DECIDE_APPROVAL)
+                .collect();
+            let allowed: Vec<String> = assistant
+                .tools()
+                .into_iter()
+                .map(|tool| tool.as_str().to_owned())
+                .collect();
+            assert_eq!(names, allowed, "{assistant:?}");
+            let decides = tools(assistant).iter().any(|t| t.name == DECIDE_APPROVAL);
+            let approvals = assistant
+                .tools()
+                .into_iter()
+                .any(|t| t.definition().requires_approval);
+            assert_eq!(decides, approvals, "{assistant:?}");
+        }
+    }
+
+    #[test]
+    fn schemas_are_the_models_and_hints_the_tools_own() {
+        for tool_name in ToolName::ALL {
+            let tool = tools(tool_name.assistant())
+                .iter()
+                .find(|tool| tool.name == tool_name.as_str())
+                .expect("listed");
+            assert_eq!(
+                Value::Object((*tool.input_schema).clone()),
+                tool_name.input_schema()
+            );
+            let annotations = tool.annotations.as_ref().expect("annotations");
+            let risk = tool_name.definition().risk;
+            assert_eq!(annotations.read_only_hint, Some(risk.read_only));
+            assert_eq!(annotations.destructive_hint, Some(risk.destructive));
+            assert_eq!(annotations.idempotent_hint, Some(risk.idempotent));
+            assert_eq!(annotations.open_world_hint, Some(risk.open_world));
+            let meta = &tool.meta.as_ref().expect("meta").0;
+            for key in [
+                "openai/toolInvocation/invoking",
+                "openai/toolInvocation/invoked",
+            ] {
+                let text = meta[key].as_str().expect("status");
+                assert!(
+                    !text.is_empty() && text.chars().count() <= 64,
+                    "{tool_name} {key}"
+                );
+            }
+            assert_eq!(
+                tool.output_schema.as_ref().expect("output schema")["type"],
+                "object"
+            );
+        }
+    }
+}

@@ -107,3 +107,27 @@ impl McpLimiter {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+
+    use super::*;
+
+    #[test]
+    fn each_owner_has_an_allowance_of_their_own() {
+        let limiter = McpLimiter::new(Some(RateLimit {
+            per_minute: NonZeroU32::new(60).unwrap(),
+            burst: NonZeroU32::new(2).unwrap(),
+        }));
+        assert!(limiter.check("own_a").is_ok());
+        assert!(limiter.check("own_a").is_ok());
+        let wait = limiter.check("own_a").unwrap_err();
+        assert!((1..=2).contains(&wait), "{wait}");
+        // Another person is not slowed down by the first.
+        assert!(limiter.check("own_b").is_ok());
+        // No limit configured: nothing is counted.
+        let open = McpLimiter::new(None);
+        assert!((0..100).all(|_| open.check("own_a").is_ok()));
+    }
+}

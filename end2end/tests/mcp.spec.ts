@@ -257,6 +257,26 @@ test.describe('MCP transport guards', () => {
     expect((await post('/mcp/restaurant', {})).status).toBe(200);
   });
 
+  test('CORS lets a browser client on loopback (the MCP Inspector) in, and no one else', async () => {
+    const preflight = (origin: string) =>
+      fetch(`${base}/mcp/restaurant`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
+        },
+      });
+    const ok = await preflight('http://localhost:6274');
+    expect(ok.headers.get('access-control-allow-origin')).toBe('http://localhost:6274');
+    expect(ok.headers.get('access-control-allow-headers') ?? '').toMatch(/mcp-protocol-version/);
+    const evil = await preflight('https://evil.example');
+    expect(evil.headers.get('access-control-allow-origin')).toBeNull();
+    const call = await post('/mcp/restaurant', { origin: 'http://localhost:6274', authorization: 'Bearer x' });
+    expect(call.status).toBe(401);
+    expect(call.headers.get('access-control-expose-headers') ?? '').toMatch(/www-authenticate/i);
+  });
+
   test('an invalid token is 401 with the metadata link, and no cookie is issued', async () => {
     const response = await post('/mcp/restaurant', { authorization: 'Bearer not-a-token' });
     expect(response.status).toBe(401);

@@ -157,6 +157,7 @@ pub(crate) fn routes(state: &AppState) -> Router<AppState> {
             state.clone(),
             identify,
         ))
+        .layer(cors(state))
         .layer(axum::middleware::from_fn(one_origin))
 }
 
@@ -260,6 +261,63 @@ fn public_host(origin: &str) -> Option<String> {
     Some(host.to_owned())
 }
 
+/// Browser-based MCP clients on an allowed origin (the MCP Inspector on this machine, a
+/// page on the public origin) may call, send the MCP headers and read the challenge;
+/// other origins get no CORS headers (and 403 from the Origin check).
+fn cors(state: &AppState) -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    let public = state.security.public_origin.clone();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            let Ok(origin) = origin.to_str() else {
+                return false;
+            };
+            public.as_deref() == Some(origin) || loopback_origin(origin)
+        }))
+        .allow_methods([
+            axum::http::Method::GET,
+            axum::http::Method::POST,
+            axum::http::Method::DELETE,
+        ])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::AUTHORIZATION,
+            header::ACCEPT,
+            header::HeaderName::from_static("mcp-protocol-version"),
+            header::HeaderName::from_static("mcp-method"),
+            header::HeaderName::from_static("mcp-name"),
+            header::HeaderName::from_static("mcp-session-id"),
+            header::HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([
+            header::WWW_AUTHENTICATE,
+            header::HeaderName::from_static("mcp-session-id"),
+            header::HeaderName::from_static("mcp-protocol-version"),
+        ])
+}
+
+/// `http://localhost[:port]`, `http://127.0.0.1[:port]`, `http://[::1][:port]`.
+fn loopback_origin(origin: &str) -> bool {
+    let Some(authority) = origin.strip_prefix("http://") else {
+        return false;
+    };
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((host, port)) => (host, port),
+            None => return false,
+        },
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, port),
+            None => (authority, ""),
+        },
+    };
+    let port_ok = match port.strip_prefix(':') {
+        Some(number) => number.parse::<u16>().is_ok(),
+        None => port.is_empty() || (!authority.starts_with('[') && port.parse::<u16>().is_ok()),
+    };
+    port_ok && matches!(host, "localhost" | "127.0.0.1" | "::1")
+}
+
 /// A request that names two origins is refused outright: which one a check reads would
 /// decide whether it passes (rmcp reads the first).
 async fn one_origin(request: Request, next: Next) -> Response {
@@ -276,4 +334,39 @@ async fn one_origin(request: Request, next: Next) -> Response {
 
 fn origins(headers: &HeaderMap) -> usize {
     headers.get_all(header::ORIGIN).iter().count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins_on_any_port_and_nothing_else() {
+        for origin in [
+            "http://localhost:6274",
+            "http://127.0.0.1:3000",
+            "http://[::1]:8080",
+            "http://localhost",
+        ] {
+            assert!(loopback_origin(origin), "{origin}");
+        }
+        for origin in [
+            "https://localhost:6274",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example:80",
+            "http://evil.example",
+            "http://localhost:notaport",
+            "null",
+        ] {
+            assert!(!loopback_origin(origin), "{origin}");
+        }
+        assert_eq!(
+            public_host("https://datban.example:8443").as_deref(),
+            Some("datban.example")
+        );
+        assert_eq!(
+            public_host("https://[2001:db8::1]").as_deref(),
+            Some("[2001:db8::1]")
+        );
+    }
 }

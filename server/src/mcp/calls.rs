@@ -313,10 +313,23 @@ impl Caller<'_> {
             let message_id = args.approval_id.replacen("call_", "msg_", 1);
             Ok::<_, StoreError>(
                 match store::message(&agent.db, &conversation_id, &message_id).await? {
-                    Some(message) if message.tool_part(&args.approval_id).is_some() => {
-                        self.answer(&message, &args.approval_id)
-                    }
-                    _ => not_found(),
+                    Some(message) => match message.tool_part(&args.approval_id) {
+                        // Another decision holds the call and is carrying it out now.
+                        Some(part) if part.state_name() == "approval-requested" => {
+                            results::failure(
+                                part.tool_name(),
+                                Some(&args.approval_id),
+                                "DECISION_IN_PROGRESS",
+                                "This confirmation is being carried out right now; ask again \
+                                 in a moment for its outcome. Nothing was done twice.",
+                                true,
+                                None,
+                            )
+                        }
+                        Some(_) => self.answer(&message, &args.approval_id),
+                        None => not_found(),
+                    },
+                    None => not_found(),
                 },
             )
         };

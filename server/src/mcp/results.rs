@@ -172,3 +172,57 @@ fn internal(tool: &str, call_id: &str) -> CallToolResult {
         None,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The widget's Chromium tests run on these samples; each must be a result this server
+    /// could really give, or the widget is tested against a contract that drifted.
+    #[test]
+    fn the_widgets_samples_are_results_of_our_own_types() {
+        let samples: Value = serde_json::from_str(include_str!(
+            "../../../end2end/tests/fixtures/widget-samples.json"
+        ))
+        .expect("samples are JSON");
+        let mut checked = 0;
+        for (name, sample) in samples.as_object().expect("an object") {
+            let Some(body) = sample.get("structuredContent") else {
+                continue;
+            };
+            if body["v"] != json!(VERSION) || body["ok"] != json!(true) {
+                continue;
+            }
+            let state = match body["status"].as_str() {
+                Some("done") => "output-available",
+                Some("approval_required") => "approval-requested",
+                Some("declined") => "output-denied",
+                other => panic!("{name}: status {other:?}"),
+            };
+            let mut part = json!({
+                "tool": body["tool"],
+                "id": body["callId"],
+                "state": state,
+                "input": body["input"],
+            });
+            if state == "output-available" {
+                part["output"] = body["output"].clone();
+            }
+            let part: ToolPart = serde_json::from_value(part)
+                .unwrap_or_else(|error| panic!("{name} is not one of our results: {error}"));
+            // And back: the envelope we would send for it is the sample's.
+            let approval = Approval {
+                id: body["callId"].as_str().unwrap_or_default().to_owned(),
+                token: "t".into(),
+                url: body["approvalUrl"].as_str().map(str::to_owned),
+            };
+            let ours = from_part(&part, Some(&approval));
+            let ours = ours.structured_content.expect("structured");
+            for key in ["tool", "status", "callId", "input", "output"] {
+                assert_eq!(ours.get(key), body.get(key), "{name}: {key}");
+            }
+            checked += 1;
+        }
+        assert!(checked >= 15, "only {checked} samples checked");
+    }
+}

@@ -16,6 +16,7 @@ mod health;
 pub mod history;
 pub mod idempotency;
 pub mod model;
+pub mod oauth;
 pub mod owner;
 pub mod runs;
 pub mod security;
@@ -95,6 +96,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(health::routes())
         .merge(api::routes())
+        .merge(oauth::routes())
         // Pages carry a Content-Security-Policy with the nonce of their hydration scripts.
         .leptos_routes_with_context(&state, routes, security::provide_page_csp, move || {
             shell(options.clone())

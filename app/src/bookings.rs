@@ -88,6 +88,7 @@ pub fn BookingsPage() -> impl IntoView {
                 </p>
             </header>
             <section class="bookings" aria-label="Danh sách đặt chỗ">{body}</section>
+            <crate::connect::ConnectedApps/>
         </main>
     }
 }

@@ -238,6 +238,34 @@ pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, ClientError> 
         })
 }
 
+/// Sends `method` to `url` with an optional JSON `body` and reads the JSON answer (the
+/// consent page's answer, disconnecting an app).
+pub async fn send_json<T: DeserializeOwned>(
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+) -> Result<T, ClientError> {
+    let response = fetch(method, url, body, "application/json").await?;
+    let text = response_text(&response)
+        .await
+        .ok_or_else(|| ClientError::local(INTERRUPTED))?;
+    serde_json::from_str::<serde_json::Value>(&text)
+        .and_then(serde_json::from_value)
+        .map_err(|_| ClientError {
+            status: Some(response.status()),
+            message: "Máy chủ trả về dữ liệu không đọc được.".to_owned(),
+        })
+}
+
+/// Leaves the page for `url` (another site: the connected app's redirect URI).
+pub fn go_to(url: &str) {
+    if let Some(window) = web_sys::window() {
+        if window.location().assign(url).is_err() {
+            leptos::logging::warn!("datban: could not go to {url}");
+        }
+    }
+}
+
 async fn fetch(
     method: &str,
     url: &str,

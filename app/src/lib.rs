@@ -1,4 +1,5 @@
-//! datban's user interface: the page shell, the chat page and the bookings page.
+//! datban's user interface: the page shell, the chat page, the bookings page and the
+//! consent page of apps that connect through OAuth.
 //!
 //! The same components render on the server (`ssr`) and hydrate in the browser
 //! (`hydrate`); with neither feature the crate still type-checks, which keeps
@@ -16,6 +17,7 @@ mod bookings;
 mod chat;
 #[cfg(feature = "hydrate")]
 mod client;
+mod connect;
 mod format;
 mod parts;
 mod sse;
@@ -24,6 +26,7 @@ mod view;
 
 pub use bookings::BookingsPage;
 pub use chat::ChatPage;
+pub use connect::{ConnectedApps, ConsentPage};
 
 /// The name the site's wasm, js and css files carry under `/pkg`.
 pub const OUTPUT_NAME: &str = "datban";
@@ -61,6 +64,7 @@ pub fn App() -> impl IntoView {
             <Routes fallback=NotFound>
                 <Route path=StaticSegment("") view=ChatPage/>
                 <Route path=StaticSegment("bookings") view=BookingsPage/>
+                <Route path=(StaticSegment("oauth"), StaticSegment("consent")) view=ConsentPage/>
             </Routes>
         </Router>
     }

@@ -1,5 +1,9 @@
 //! Hydrates the page the server rendered. Built only for wasm32 with `--features hydrate`.
 
+// The pages' view types nest deeply (the bookings page with its connected apps), and the
+// layout of their hydration futures is computed here, where they are instantiated.
+#![recursion_limit = "256"]
+
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {

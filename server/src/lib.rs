@@ -98,6 +98,7 @@ pub fn app(state: AppState) -> Router {
         .merge(health::routes())
         .merge(api::routes())
         .merge(mcp::routes(&state))
+        .merge(oauth::routes())
         // Pages carry a Content-Security-Policy with the nonce of their hydration scripts.
         .leptos_routes_with_context(&state, routes, security::provide_page_csp, move || {
             shell(options.clone())

@@ -73,8 +73,9 @@ pub fn challenge(
     Some(oauth::challenge(&metadata, error, scope))
 }
 
-/// The per-owner pace of tool calls over MCP: the same allowance as messages on the page
-/// (`DATBAN_RATE_PER_MINUTE`), counted apart from them.
+/// The per-owner pace of personal tool calls over MCP: the same allowance as messages on
+/// the page (`DATBAN_RATE_PER_MINUTE`), counted apart from them. Public tools store
+/// nothing and are not paced; decisions are not either (each call is carried out once).
 #[derive(Clone, Default)]
 pub struct McpLimiter(Option<Arc<DefaultKeyedRateLimiter<String>>>);
 

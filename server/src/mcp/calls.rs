@@ -295,16 +295,8 @@ impl Caller<'_> {
         if !self.token_matches(&args.approval_id, &args.approval_token) {
             return Ok(not_found());
         }
-        if let Err(seconds) = self.limiter.check(owner_id) {
-            return Ok(results::failure(
-                DECIDE_APPROVAL,
-                None,
-                "RATE_LIMITED",
-                &format!("Too many calls; wait {seconds} s and try again."),
-                true,
-                None,
-            ));
-        }
+        // Decisions are not paced: each pending call can be carried out once, and a
+        // double click or a retry must get its outcome, not "slow down".
         let conversation_id = self.conversation(owner_id).await?;
         let agent = &self.state.agent;
         let replay = || async {

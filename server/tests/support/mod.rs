@@ -313,6 +313,7 @@ pub async fn read_reply(response: reqwest::Response) -> Reply {
     }
 }
 pub mod fake_provider;
+pub mod oauth;
 pub mod process;
 pub mod test_db;
 

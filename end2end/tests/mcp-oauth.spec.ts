@@ -1,0 +1,284 @@
+import { test, expect, type Page } from '@playwright/test';
+import {
+  auth,
+  Client,
+  StreamableHTTPClientTransport,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/client';
+
+// The whole way a host such as ChatGPT uses datban: the official MCP client discovers the
+// authorization server from the sign-in challenge, registers itself, sends the person to
+// datban's consent page (a real Chromium page with the person's own cookie), redeems the
+// code with PKCE, calls a personal tool, the person approves in the "widget" (here, the
+// test calls decide_approval with the token from the result's _meta, as the widget does),
+// and the booking is then on that person's "my bookings" page. Then refresh and revoke.
+
+const base = process.env.DATBAN_BASE_URL ?? 'http://127.0.0.1:3000';
+const CALLBACK = 'http://127.0.0.1:9/callback';
+
+type Any = Record<string, any>;
+
+/** 19:00 in Hà Nội, `days` from now: a time the restaurant seats guests. */
+function evening(days: number): string {
+  const day = new Date(Date.now() + days * 86_400_000 + 7 * 3_600_000).toISOString().slice(0, 10);
+  return `${day}T19:00:00+07:00`;
+}
+
+/** An OAuth client provider kept in memory, whose "browser" is a Playwright page. */
+class Provider implements OAuthClientProvider {
+  info?: Any;
+  saved?: Any;
+  verifier = '';
+  authorizationUrl?: URL;
+  get redirectUrl() {
+    return CALLBACK;
+  }
+  get clientMetadata() {
+    return {
+      client_name: 'Test Host',
+      redirect_uris: [CALLBACK],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    } as Any as OAuthClientProvider['clientMetadata'];
+  }
+  clientInformation() {
+    return this.info as Any;
+  }
+  saveClientInformation(info: Any) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved as Any;
+  }
+  saveTokens(tokens: Any) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  discovery?: Any;
+  saveDiscoveryState(state: Any) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+function structured(result: Any): Any {
+  expect(result.structuredContent, JSON.stringify(result)).toBeTruthy();
+  return result.structuredContent;
+}
+
+async function connect(assistant: string, provider?: Provider): Promise<Client> {
+  const client = new Client({ name: 'test-host', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } } as Any);
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/${assistant}`), {
+    authProvider: provider,
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** Signs in through the consent page in `page` (whose cookie is the person's). */
+async function signIn(page: Page, provider: Provider, assistant: string, challenge: string) {
+  const serverUrl = `${base}/mcp/${assistant}`;
+  const metadata = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
+  expect(metadata).toBeTruthy();
+  const first = await auth(provider, { serverUrl, resourceMetadataUrl: new URL(metadata!) });
+  expect(first).toBe('REDIRECT');
+  expect(provider.authorizationUrl?.searchParams.get('code_challenge_method')).toBe('S256');
+  let callback: URL | undefined;
+  await page.route(`${CALLBACK}**`, async (route) => {
+    callback = new URL(route.request().url());
+    await route.fulfill({ status: 200, body: 'signed in' });
+  });
+  await page.goto(provider.authorizationUrl!.toString());
+  await expect(page.getByText('Test Host').first()).toBeVisible();
+  await page.getByRole('button', { name: /Cho phép|Allow/ }).click();
+  await expect.poll(() => callback?.searchParams.get('code') ?? null).not.toBeNull();
+  const done = await auth(provider, {
+    serverUrl,
+    authorizationCode: callback!.searchParams.get('code')!,
+    iss: callback!.searchParams.get('iss') ?? undefined,
+  });
+  expect(done).toBe('AUTHORIZED');
+  expect(provider.saved?.access_token).toBeTruthy();
+}
+
+test('sign in over OAuth, book through an approval exactly once, see it on the web page, refresh, revoke', async ({
+  page,
+}) => {
+  test.setTimeout(60_000);
+  // The person's browser: its owner cookie is who consents.
+  await page.goto('/bookings');
+
+  const anonymous = await connect('restaurant');
+  const args = { restaurantId: 'hn-cha-ca-thang-long', partySize: 2, startsAt: evening(3) };
+  const refused = await anonymous.callTool({ name: 'createBooking', arguments: args });
+  expect(structured(refused).error.code).toBe('SIGN_IN_REQUIRED');
+  const challenge = (refused._meta as Any)['mcp/www_authenticate'][0] as string;
+  await anonymous.close();
+
+  const provider = new Provider();
+  await signIn(page, provider, 'restaurant', challenge);
+  const client = await connect('restaurant', provider);
+
+  // A write waits for the person: nothing is booked yet.
+  const proposed = await client.callTool({ name: 'createBooking', arguments: args });
+  const waiting = structured(proposed);
+  expect(waiting).toMatchObject({ ok: true, status: 'approval_required', tool: 'createBooking' });
+  expect(waiting.approvalUrl).toMatch(/\/\?c=conv_mcp[0-9a-f]{32}$/);
+  const token = (proposed._meta as Any)['datban/approvalToken'] as string;
+  expect(token).toMatch(/^[0-9a-f]{64}$/);
+  // The model's view holds no token.
+  expect(JSON.stringify(proposed.structuredContent)).not.toContain(token);
+  const before = await page.request.get('/api/bookings');
+  expect((await before.json()).bookings).toHaveLength(0);
+
+  // The host repeats the call, keys in another order and the time written differently:
+  // the same approval.
+  const again = structured(
+    await client.callTool({
+      name: 'createBooking',
+      arguments: {
+        startsAt: args.startsAt.replace(':00+07:00', ':00.000+07:00'),
+        partySize: 2,
+        restaurantId: args.restaurantId,
+      },
+    }),
+  );
+  expect(again.approvalId).toBe(waiting.approvalId);
+
+  // A forged token decides nothing.
+  const forged = await client.callTool({
+    name: 'decide_approval',
+    arguments: { approvalId: waiting.approvalId, approvalToken: '0'.repeat(64), approved: true },
+  });
+  expect(structured(forged).error.code).toBe('NOT_FOUND');
+
+  // 50 clicks at once: one booking.
+  const decisions = await Promise.all(
+    Array.from({ length: 50 }, () =>
+      client.callTool({
+        name: 'decide_approval',
+        arguments: { approvalId: waiting.approvalId, approvalToken: token, approved: true },
+      }),
+    ),
+  );
+  const outcomes = decisions.map((d) => structured(d));
+  const done = outcomes.filter((o) => o.status === 'done');
+  expect(done.length).toBeGreaterThanOrEqual(1);
+  // The others either raced the one carrying it out, or came after it and got its outcome.
+  for (const other of outcomes.filter((o) => o.status !== 'done')) {
+    expect(other.error?.code).toBe('DECISION_IN_PROGRESS');
+    expect(other.error?.retryable).toBe(true);
+  }
+  const bookingId = done[0].output.bookingId as string;
+  for (const d of done) expect(d.output.bookingId).toBe(bookingId);
+  // Asked again later, the decision answers its stored outcome.
+  const replay = structured(
+    await client.callTool({
+      name: 'decide_approval',
+      arguments: { approvalId: waiting.approvalId, approvalToken: token, approved: false },
+    }),
+  );
+  expect(replay).toMatchObject({ status: 'done' });
+  expect(replay.output.bookingId).toBe(bookingId);
+
+  // The person's own page lists it, and the model's listBookings too.
+  const mine = await (await page.request.get('/api/bookings')).json();
+  expect(mine.bookings.map((b: Any) => b.bookingId)).toEqual([bookingId]);
+  await page.goto('/bookings');
+  await expect(page.getByText(bookingId).first()).toBeVisible();
+  const listed = structured(await client.callTool({ name: 'listBookings', arguments: {} }));
+  expect(listed.output.bookings.map((b: Any) => b.bookingId)).toEqual([bookingId]);
+  await client.close();
+
+  // Refresh: a new access token, the old refresh token no longer works.
+  const oldTokens = provider.saved!;
+  const meta = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
+  const refreshed = await fetch(meta.token_endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: oldTokens.refresh_token,
+      client_id: provider.info!.client_id,
+    }),
+  });
+  expect(refreshed.status).toBe(200);
+  const fresh = await refreshed.json();
+  expect(fresh.access_token).not.toBe(oldTokens.access_token);
+  provider.saved = fresh;
+  const afterRefresh = await connect('restaurant', provider);
+  expect(structured(await afterRefresh.callTool({ name: 'listBookings', arguments: {} })).ok).toBe(true);
+  await afterRefresh.close();
+
+  // Revoke: the token stops working at once (HTTP 401 with the challenge).
+  const revoked = await fetch(meta.revocation_endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: fresh.access_token, client_id: provider.info!.client_id }),
+  });
+  expect(revoked.status).toBe(200);
+  const rejected = await fetch(`${base}/mcp/restaurant`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${fresh.access_token}`,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  expect(rejected.status).toBe(401);
+  expect(rejected.headers.get('www-authenticate')).toContain('resource_metadata=');
+});
+
+test('a decline books nothing, and another person cannot decide or see the call', async ({ page, browser }) => {
+  test.setTimeout(60_000);
+  await page.goto('/bookings');
+  const anonymous = await connect('restaurant');
+  const args = { restaurantId: 'hn-cha-ca-thang-long', partySize: 3, startsAt: evening(4) };
+  const refused = await anonymous.callTool({ name: 'createBooking', arguments: args });
+  const challenge = (refused._meta as Any)['mcp/www_authenticate'][0] as string;
+  await anonymous.close();
+  const provider = new Provider();
+  await signIn(page, provider, 'restaurant', challenge);
+  const client = await connect('restaurant', provider);
+  const proposed = await client.callTool({ name: 'createBooking', arguments: args });
+  const waiting = structured(proposed);
+  const token = (proposed._meta as Any)['datban/approvalToken'] as string;
+
+  // Someone else, signed in with their own account, holds the id and even the token.
+  const otherContext = await browser.newContext();
+  const otherPage = await otherContext.newPage();
+  await otherPage.goto(`${base}/bookings`);
+  const otherProvider = new Provider();
+  await signIn(otherPage, otherProvider, 'restaurant', challenge);
+  const other = await connect('restaurant', otherProvider);
+  const stolen = await other.callTool({
+    name: 'decide_approval',
+    arguments: { approvalId: waiting.approvalId, approvalToken: token, approved: true },
+  });
+  expect(structured(stolen).error.code).toBe('NOT_FOUND');
+  await other.close();
+  await otherContext.close();
+
+  const declined = structured(
+    await client.callTool({
+      name: 'decide_approval',
+      arguments: { approvalId: waiting.approvalId, approvalToken: token, approved: false },
+    }),
+  );
+  expect(declined).toMatchObject({ ok: true, status: 'declined', tool: 'createBooking' });
+  const mine = await (await page.request.get('/api/bookings')).json();
+  expect(mine.bookings).toHaveLength(0);
+  await client.close();
+});

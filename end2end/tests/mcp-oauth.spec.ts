@@ -282,3 +282,44 @@ test('a decline books nothing, and another person cannot decide or see the call'
   expect(mine.bookings).toHaveLength(0);
   await client.close();
 });
+
+test('a host without widgets: the person confirms on datban’s page, and the host learns the outcome', async ({
+  page,
+}) => {
+  test.setTimeout(60_000);
+  await page.goto('/bookings');
+  const anonymous = await connect('restaurant');
+  const args = { restaurantId: 'hn-cha-ca-thang-long', partySize: 4, startsAt: evening(5) };
+  const refused = await anonymous.callTool({ name: 'createBooking', arguments: args });
+  const challenge = (refused._meta as Any)['mcp/www_authenticate'][0] as string;
+  await anonymous.close();
+  const provider = new Provider();
+  await signIn(page, provider, 'restaurant', challenge);
+  const client = await connect('restaurant', provider);
+  const proposed = await client.callTool({ name: 'createBooking', arguments: args });
+  const waiting = structured(proposed);
+  const token = (proposed._meta as Any)['datban/approvalToken'] as string;
+
+  // The link opens the same confirmation form the page shows for its own calls.
+  await page.goto(waiting.approvalUrl);
+  const form = page.getByRole('form', { name: 'Xác nhận đặt bàn' });
+  await expect(form).toBeVisible();
+  await form.getByRole('button', { name: 'Xác nhận đặt bàn' }).click();
+  await expect(page.locator('[data-tool="createBooking"][data-state="output-available"]')).toBeVisible({
+    timeout: 20_000,
+  });
+  const mine = await (await page.request.get('/api/bookings')).json();
+  expect(mine.bookings).toHaveLength(1);
+
+  // The widget's late decision runs nothing again: it gets the outcome of the page's.
+  const late = structured(
+    await client.callTool({
+      name: 'decide_approval',
+      arguments: { approvalId: waiting.approvalId, approvalToken: token, approved: true },
+    }),
+  );
+  expect(late).toMatchObject({ ok: true, status: 'done', tool: 'createBooking' });
+  expect(late.output.bookingId).toBe(mine.bookings[0].bookingId);
+  expect((await (await page.request.get('/api/bookings')).json()).bookings).toHaveLength(1);
+  await client.close();
+});

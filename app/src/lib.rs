@@ -17,6 +17,7 @@ mod chat;
 #[cfg(feature = "hydrate")]
 mod client;
 mod format;
+mod lazy;
 mod parts;
 mod sse;
 mod state;

@@ -28,6 +28,10 @@ const WASM_RUSTFLAGS: &[&str] = &["-Zlocation-detail=none", "-Zfmt-debug=none"];
 /// formatting code is left out. (The `panic_immediate_abort` std feature became this
 /// panic strategy in Rust 1.92.)
 const WASM_IMMEDIATE_ABORT_RUSTFLAGS: &[&str] = &["-Zunstable-options", "-Cpanic=immediate-abort"];
+/// std's features when it is built from source: its size-optimised variants of sorting,
+/// formatting and the like, instead of the default `panic-unwind`, which a bundle that
+/// aborts on panic has no use for.
+const WASM_STD_FEATURES: &str = "-Zbuild-std-features=optimize_for_size";
 /// binaryen's passes for the hydrate bundle: size first, and no custom sections (names,
 /// debug info, the producers list) the browser does not need. (`--converge` doubles the
 /// time for 0.1 %; `--low-memory-unused` saves 0.7 % but assumes the stack never reaches
@@ -79,6 +83,7 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
             cargo.arg("-Zbuild-std=std,panic_abort");
         }
         rustflags.extend(WASM_IMMEDIATE_ABORT_RUSTFLAGS);
+        cargo.arg(WASM_STD_FEATURES);
     }
     // The splitter follows calls and data references through the relocations.
     cargo.args(["--", "-Clink-arg=--emit-relocs"]);

@@ -425,4 +425,29 @@ mod tests {
         assert!(br.len() < content.len() / 10);
         fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn an_earlier_builds_chunks_are_removed_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("xtask-split-files-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let old = [
+            "split_gifts.wasm",
+            "split_gifts.wasm.br",
+            "chunk_3.wasm.gz",
+            "__wasm_split.______________________.js",
+            "__wasm_split_manifest.json",
+        ];
+        let kept = ["datban.wasm", "datban.js.gz", "datban.css"];
+        for name in old.iter().chain(&kept) {
+            fs::write(dir.join(name), name).unwrap();
+        }
+        remove_split_files(&dir).unwrap();
+        for name in old {
+            assert!(!dir.join(name).exists(), "{name} is left");
+        }
+        for name in kept {
+            assert!(dir.join(name).exists(), "{name} is gone");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

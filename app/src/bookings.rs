@@ -6,7 +6,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use shared::tools::ListBookingsOutput;
 
-use crate::parts::{booking_list, empty_bookings};
+use crate::{
+    lazy::{lazy_part, preload},
+    parts::{bookings_page_list, preload_bookings},
+};
 
 /// Where the list is.
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
@@ -41,6 +44,8 @@ pub fn BookingsPage() -> impl IntoView {
     };
     Effect::new(move |_| {
         set_hydrated.set(true);
+        // The list's code is a chunk of its own: fetch it while the list is requested.
+        preload(preload_bookings);
         untrack(fetch);
     });
 
@@ -51,16 +56,8 @@ pub fn BookingsPage() -> impl IntoView {
             </p>
         }
         .into_any(),
-        Load::Loaded(ListBookingsOutput {
-            bookings,
-            no_results_reason,
-        }) => {
-            if bookings.is_empty() {
-                empty_bookings(no_results_reason).into_any()
-            } else {
-                booking_list(bookings, true).into_any()
-            }
-        }
+        // Built in the browser, never hydrated (the server renders `Loading`).
+        Load::Loaded(list) => lazy_part(bookings_page_list(list)).into_any(),
         Load::Failed(message) => view! {
             <div class="notice notice-error bookings-error" role="alert">
                 <p class="notice-title">"Không tải được danh sách đặt chỗ"</p>

@@ -19,6 +19,7 @@ mod chat;
 mod client;
 mod connect;
 mod format;
+mod lazy;
 mod parts;
 mod sse;
 mod state;

@@ -197,7 +197,9 @@ fn watch() -> Result<(), Failure> {
     let mut command = std::process::Command::new("cargo");
     command
         .current_dir(&ws.root)
-        .args(["leptos", "watch"])
+        // `--split`: the `#[wasm_split]` chunks are cut out of the bundle as in
+        // `cargo xtask build`; without it their loader imports could not be resolved.
+        .args(["leptos", "watch", "--split"])
         .env_remove("CARGO")
         .env_remove("RUSTC");
     setup::cargo_leptos_env(&mut command, &ws);

@@ -28,6 +28,10 @@ const WASM_RUSTFLAGS: &[&str] = &["-Zlocation-detail=none", "-Zfmt-debug=none"];
 /// formatting code is left out. (The `panic_immediate_abort` std feature became this
 /// panic strategy in Rust 1.92.)
 const WASM_IMMEDIATE_ABORT_RUSTFLAGS: &[&str] = &["-Zunstable-options", "-Cpanic=immediate-abort"];
+/// std's features when it is built from source: its size-optimised variants of sorting,
+/// formatting and the like, instead of the default `panic-unwind`, which a bundle that
+/// aborts on panic has no use for.
+const WASM_STD_FEATURES: &str = "-Zbuild-std-features=optimize_for_size";
 /// binaryen's passes for the hydrate bundle: size first, and no custom sections (names,
 /// debug info, the producers list) the browser does not need. (`--converge` doubles the
 /// time for 0.1 %; `--low-memory-unused` saves 0.7 % but assumes the stack never reaches
@@ -39,6 +43,13 @@ fn io_error(what: &str, path: &Path, error: std::io::Error) -> Failure {
 }
 
 /// Builds the hydrate bundle, stylesheet and assets into the site root.
+///
+/// The bundle is split the way `cargo leptos build --split` does it: the linker keeps its
+/// relocations (`--emit-relocs`), `wasm_split_cli_support` cuts every `#[wasm_split]`
+/// function (and what only it reaches) out of the linked module into chunks and writes the
+/// JS loader they are fetched through, wasm-bindgen then runs on the main module alone
+/// (keeping the linker's exports, which the chunks import), and wasm-opt shrinks the main
+/// module and each chunk separately.
 pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     let site = ws.site_root();
     let pkg = site.join("pkg");
@@ -46,9 +57,11 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
 
     cmd::step("hydrate build (wasm32, size-optimised profile)");
     let mut cargo = cmd::cargo(ws);
+    // `cargo rustc` so the link flag reaches the final link only: as a RUSTFLAGS entry it
+    // would change every crate's fingerprint and rebuild the whole wasm tree.
     cargo
         .args([
-            "build",
+            "rustc",
             "--package",
             "frontend",
             "--lib",
@@ -70,7 +83,10 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
             cargo.arg("-Zbuild-std=std,panic_abort");
         }
         rustflags.extend(WASM_IMMEDIATE_ABORT_RUSTFLAGS);
+        cargo.arg(WASM_STD_FEATURES);
     }
+    // The splitter follows calls and data references through the relocations.
+    cargo.args(["--", "-Clink-arg=--emit-relocs"]);
     // Appended to the caller's flags; with `--target`, cargo applies them to the wasm
     // crates only, not to build scripts and proc macros.
     let existing = std::env::var("RUSTFLAGS").unwrap_or_default();
@@ -89,7 +105,11 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
         .join(WASM_TARGET)
         .join(WASM_PROFILE)
         .join("frontend.wasm");
-    cmd::step("wasm-bindgen and wasm-opt");
+    cmd::step("wasm split, wasm-bindgen and wasm-opt");
+    remove_split_files(&pkg)?;
+    let split_dir = ws.target.join("xtask-split");
+    let split = split_wasm(&wasm_in, &split_dir)?;
+
     let bindgen_out = ws.target.join("xtask-bindgen");
     cmd::run(
         Command::new(&tools.wasm_bindgen)
@@ -100,13 +120,130 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
                 "--out-name",
                 OUTPUT_NAME,
             ])
+            // The chunks import the memory, the function table, the stack pointer and
+            // the functions they share with the main module under the linker's names.
+            .args(["--keep-lld-exports", "--no-demangle"])
             .arg("--out-dir")
             .arg(&bindgen_out)
-            .arg(&wasm_in),
+            .arg(&split.main),
     )?;
     // cargo-leptos renames `<name>_bg.wasm` to `<name>.wasm`, and Leptos's hydration
     // script asks for that name; do the same so either build tool's output works.
     let wasm_out = pkg.join(format!("{OUTPUT_NAME}.wasm"));
+    wasm_opt(
+        tools,
+        &bindgen_out.join(format!("{OUTPUT_NAME}_bg.wasm")),
+        &wasm_out,
+    )?;
+    let mut chunks = Vec::new();
+    for chunk in &split.chunks {
+        let name = chunk
+            .file_name()
+            .ok_or_else(|| Failure::new(format!("{} has no file name", chunk.display())))?;
+        let out = pkg.join(name);
+        wasm_opt(tools, chunk, &out)?;
+        chunks.push(out);
+    }
+    let loader_out = pkg.join(SPLIT_LOADER);
+    copy(&split_dir.join(SPLIT_LOADER), &loader_out)?;
+    let manifest_out = pkg.join(SPLIT_MANIFEST);
+    fs::write(&manifest_out, &split.manifest).map_err(|e| io_error("write", &manifest_out, e))?;
+
+    let js_out = pkg.join(format!("{OUTPUT_NAME}.js"));
+    copy(&bindgen_out.join(format!("{OUTPUT_NAME}.js")), &js_out)?;
+
+    let css_out = pkg.join(format!("{OUTPUT_NAME}.css"));
+    copy(&ws.root.join("style/main.css"), &css_out)?;
+    copy_dir(&ws.root.join("public"), &site)?;
+
+    for file in [&wasm_out, &js_out, &loader_out, &css_out]
+        .into_iter()
+        .chain(&chunks)
+    {
+        precompress(file)?;
+    }
+    // What every page downloads (the main module and its two scripts), then each chunk.
+    let main = Sizes::of(&wasm_out)?;
+    let scripts = Sizes::of(&js_out)?.plus(Sizes::of(&loader_out)?);
+    println!("site: {} ({main})", wasm_out.display());
+    println!("site: first load, wasm + js: {}", main.plus(scripts));
+    for chunk in &chunks {
+        println!("site: lazy {} ({})", chunk.display(), Sizes::of(chunk)?);
+    }
+    Ok(())
+}
+
+/// The JS loader of the chunks. Leptos's `HydrationScripts` preloads it under this name
+/// (cargo-leptos's placeholder for a content hash, which this build does not add).
+const SPLIT_LOADER: &str = "__wasm_split.______________________.js";
+/// Which chunks each split point needs, read by Leptos's `HydrationScripts` to preload
+/// the chunks of the `#[lazy]` functions a server render used.
+const SPLIT_MANIFEST: &str = "__wasm_split_manifest.json";
+
+/// What [`split_wasm`] wrote.
+struct Split {
+    /// The main module, for wasm-bindgen.
+    main: PathBuf,
+    /// The chunks (`split_<name>.wasm`, one per split point's module, and `chunk_<n>.wasm`
+    /// for code two of them share).
+    chunks: Vec<PathBuf>,
+    /// `__wasm_split_manifest.json`'s content.
+    manifest: String,
+}
+
+/// Splits the linked module into `dir`: the main module, the chunks and [`SPLIT_LOADER`].
+fn split_wasm(linked: &Path, dir: &Path) -> Result<Split, Failure> {
+    // A chunk of an earlier build must not be taken for one of this build.
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| io_error("remove", dir, e))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
+    let input = fs::read(linked).map_err(|e| io_error("read", linked, e))?;
+    let main = dir.join(format!("{OUTPUT_NAME}_split.wasm"));
+    let loader = format!("./{SPLIT_LOADER}");
+    let main_module = format!("./{OUTPUT_NAME}.js");
+    let mut options = wasm_split_cli_support::Options::new(&input);
+    options.output_dir = dir;
+    options.main_out_path = &main;
+    // The loader imports `initSync` from wasm-bindgen's glue, which sits beside it in
+    // /pkg, and fetches the chunks relative to itself.
+    options.main_module = &main_module;
+    options.link_name = &loader;
+    let split = wasm_split_cli_support::transform(options)
+        .map_err(|e| Failure::new(format!("cannot split {}: {e:#}", linked.display())))?;
+    let manifest: std::collections::BTreeMap<_, _> = split.prefetch_map.into_iter().collect();
+    let manifest = serde_json::to_string_pretty(&manifest)
+        .map_err(|e| Failure::new(format!("cannot write the split manifest: {e}")))?;
+    let mut chunks = split.split_modules;
+    chunks.sort();
+    Ok(Split {
+        main,
+        chunks,
+        manifest,
+    })
+}
+
+/// Deletes the chunks, loader and manifest of an earlier build from `pkg`, so a chunk that
+/// no longer exists is not served.
+fn remove_split_files(pkg: &Path) -> Result<(), Failure> {
+    let entries = fs::read_dir(pkg).map_err(|e| io_error("read", pkg, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| io_error("read", pkg, e))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if ["split_", "chunk_", "__wasm_split"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        {
+            let path = entry.path();
+            fs::remove_file(&path).map_err(|e| io_error("remove", &path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// `wasm-opt` with the bundle's passes, from `input` to `output`.
+fn wasm_opt(tools: &Tools, input: &Path, output: &Path) -> Result<(), Failure> {
     cmd::run(
         Command::new(&tools.wasm_opt)
             .args(WASM_OPT_FLAGS)
@@ -117,34 +254,51 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
                 "--enable-reference-types",
             ])
             .args(["--enable-multivalue"])
-            .arg(bindgen_out.join(format!("{OUTPUT_NAME}_bg.wasm")))
+            .arg(input)
             .arg("-o")
-            .arg(&wasm_out),
-    )?;
-    let js_out = pkg.join(format!("{OUTPUT_NAME}.js"));
-    copy(&bindgen_out.join(format!("{OUTPUT_NAME}.js")), &js_out)?;
+            .arg(output),
+    )
+}
 
-    let css_out = pkg.join(format!("{OUTPUT_NAME}.css"));
-    copy(&ws.root.join("style/main.css"), &css_out)?;
-    copy_dir(&ws.root.join("public"), &site)?;
+/// A file's size raw and as its precompressed `.gz` and `.br` siblings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sizes {
+    raw: u64,
+    gzip: u64,
+    brotli: u64,
+}
 
-    for file in [&wasm_out, &js_out, &css_out] {
-        precompress(file)?;
+impl Sizes {
+    fn of(file: &Path) -> Result<Self, Failure> {
+        let len = |path: &Path| {
+            fs::metadata(path)
+                .map(|m| m.len())
+                .map_err(|e| io_error("read", path, e))
+        };
+        Ok(Self {
+            raw: len(file)?,
+            gzip: len(&PathBuf::from(format!("{}.gz", file.display())))?,
+            brotli: len(&PathBuf::from(format!("{}.br", file.display())))?,
+        })
     }
-    let raw = fs::metadata(&wasm_out)
-        .map_err(|e| io_error("read", &wasm_out, e))?
-        .len();
-    let gz = fs::metadata(wasm_out.with_extension("wasm.gz"))
-        .map(|m| m.len())
-        .unwrap_or(0);
-    let br = fs::metadata(wasm_out.with_extension("wasm.br"))
-        .map(|m| m.len())
-        .unwrap_or(0);
-    println!(
-        "site: {} ({raw} bytes; gzip {gz}; brotli {br})",
-        wasm_out.display()
-    );
-    Ok(())
+
+    fn plus(self, other: Self) -> Self {
+        Self {
+            raw: self.raw + other.raw,
+            gzip: self.gzip + other.gzip,
+            brotli: self.brotli + other.brotli,
+        }
+    }
+}
+
+impl std::fmt::Display for Sizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} bytes; gzip {}; brotli {}",
+            self.raw, self.gzip, self.brotli
+        )
+    }
 }
 
 /// Builds the server binary and returns its path.
@@ -269,6 +423,31 @@ mod tests {
         brotli::BrotliDecompress(&mut br.as_slice(), &mut out).unwrap();
         assert_eq!(out, content.as_bytes());
         assert!(br.len() < content.len() / 10);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_earlier_builds_chunks_are_removed_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("xtask-split-files-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let old = [
+            "split_gifts.wasm",
+            "split_gifts.wasm.br",
+            "chunk_3.wasm.gz",
+            "__wasm_split.______________________.js",
+            "__wasm_split_manifest.json",
+        ];
+        let kept = ["datban.wasm", "datban.js.gz", "datban.css"];
+        for name in old.iter().chain(&kept) {
+            fs::write(dir.join(name), name).unwrap();
+        }
+        remove_split_files(&dir).unwrap();
+        for name in old {
+            assert!(!dir.join(name).exists(), "{name} is left");
+        }
+        for name in kept {
+            assert!(dir.join(name).exists(), "{name} is gone");
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 }

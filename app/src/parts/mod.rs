@@ -8,6 +8,7 @@ use shared::{
     tools::{ErrorClass, ErrorCode, ToolError},
 };
 
+use crate::lazy::lazy_part;
 use crate::state::ChatState;
 use crate::view::{IntoPartView, PartView};
 
@@ -20,7 +21,73 @@ mod shipping;
 mod unknown;
 mod weather;
 
-pub(crate) use my_bookings::{booking_list, empty_bookings};
+pub(crate) use chunks::{bookings_page_list, preload_bookings};
+
+/// The split points of the lazily loaded parts: in the browser each body runs from its
+/// chunk (`pkg/split_<chunk>.wasm`), fetched at the first call (see `crate::lazy`). One
+/// chunk per assistant that the restaurant chat does not need, and one for the bookings.
+mod chunks {
+    use shared::{
+        message::ToolCall,
+        tools::{
+            CancelBooking, CreateCheckoutSession, ListBookings, ListBookingsOutput,
+            PrepareCheckout, ShippingQuote, SuggestGifts,
+        },
+    };
+    use wasm_split_helpers::wasm_split;
+
+    use super::{gifts, my_bookings, shipping};
+    use crate::{
+        lazy::ChunkUnavailable,
+        view::{IntoPartView, PartView},
+    };
+
+    type Rendered = Result<PartView, ChunkUnavailable>;
+
+    #[wasm_split(gifts, fallible)]
+    pub fn suggest_gifts(call: ToolCall<SuggestGifts>) -> Rendered {
+        Ok(gifts::render_suggestions(call.state))
+    }
+
+    #[wasm_split(gifts, fallible)]
+    pub fn prepare_checkout(call: ToolCall<PrepareCheckout>) -> Rendered {
+        Ok(gifts::render_draft(call.state))
+    }
+
+    #[wasm_split(gifts, fallible)]
+    pub fn create_checkout_session(call: ToolCall<CreateCheckoutSession>) -> Rendered {
+        Ok(gifts::render_checkout(call.id, call.state))
+    }
+
+    #[wasm_split(shipping, fallible)]
+    pub fn shipping_quote(call: ToolCall<ShippingQuote>) -> Rendered {
+        Ok(shipping::render(call.state))
+    }
+
+    #[wasm_split(bookings, fallible)]
+    pub fn list_bookings(call: ToolCall<ListBookings>) -> Rendered {
+        Ok(my_bookings::render_list(call.state))
+    }
+
+    #[wasm_split(bookings, fallible)]
+    pub fn cancel_booking(call: ToolCall<CancelBooking>) -> Rendered {
+        Ok(my_bookings::render_cancel(call.id, call.state))
+    }
+
+    /// The `/bookings` page's list (or its empty state).
+    #[wasm_split(bookings, fallible, preload(preload_bookings))]
+    pub fn bookings_page_list(list: ListBookingsOutput) -> Rendered {
+        let ListBookingsOutput {
+            bookings,
+            no_results_reason,
+        } = list;
+        Ok(if bookings.is_empty() {
+            my_bookings::empty_bookings(no_results_reason).into_part_view()
+        } else {
+            my_bookings::booking_list(bookings, true).into_part_view()
+        })
+    }
+}
 
 /// The message a part belongs to, provided by the chat page around each part, so a
 /// notice can tell whether its failure is the newest one (only that one can be retried).
@@ -50,12 +117,14 @@ pub fn render_tool(part: ToolPart) -> PartView {
         ToolPart::GetWeather(call) => weather::render(call.state),
         ToolPart::SearchRestaurants(call) => restaurants::render(call.state),
         ToolPart::CreateBooking(call) => booking::render(call.id, call.state),
-        ToolPart::ListBookings(call) => my_bookings::render_list(call.state),
-        ToolPart::CancelBooking(call) => my_bookings::render_cancel(call.id, call.state),
-        ToolPart::SuggestGifts(call) => gifts::render_suggestions(call.state),
-        ToolPart::PrepareCheckout(call) => gifts::render_draft(call.state),
-        ToolPart::CreateCheckoutSession(call) => gifts::render_checkout(call.id, call.state),
-        ToolPart::ShippingQuote(call) => shipping::render(call.state),
+        // The parts of the other assistants and of the person's own bookings are rarely
+        // shown: their code is loaded on first use (see `crate::lazy`).
+        ToolPart::ListBookings(call) => lazy_part(chunks::list_bookings(call)),
+        ToolPart::CancelBooking(call) => lazy_part(chunks::cancel_booking(call)),
+        ToolPart::SuggestGifts(call) => lazy_part(chunks::suggest_gifts(call)),
+        ToolPart::PrepareCheckout(call) => lazy_part(chunks::prepare_checkout(call)),
+        ToolPart::CreateCheckoutSession(call) => lazy_part(chunks::create_checkout_session(call)),
+        ToolPart::ShippingQuote(call) => lazy_part(chunks::shipping_quote(call)),
         ToolPart::Unknown(call) => unknown::render(call),
     };
     view! {

@@ -1,0 +1,109 @@
+//! Views whose code the browser downloads only when one is first shown.
+//!
+//! A function marked `#[wasm_split(<chunk>, fallible)]` is cut out of the hydrate bundle by
+//! the site build (`xtask/src/site.rs`) into `pkg/split_<chunk>.wasm`, together with
+//! everything only it reaches; calling it fetches that file once, then runs the function.
+//! The parts of the gifts and shipping assistants and of the person's own bookings (the
+//! list, the cancellation form, the `/bookings` page's list) are such chunks: the chat
+//! with the restaurant assistant, what most visits show, stays in the main bundle.
+//!
+//! On the server, and in any build that is not wasm, such a function is called directly.
+
+use std::{
+    future::Future,
+    task::{Context, Poll, Waker},
+};
+
+use leptos::prelude::*;
+
+use crate::{
+    parts::skeleton,
+    view::{IntoPartView, PartView},
+};
+
+/// The code of a view could not be fetched (the network failed or the file is missing).
+///
+/// `#[wasm_split(.., fallible)]` turns a failed load into this error instead of a panic,
+/// which in this bundle (`panic = immediate-abort`) would stop the whole page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkUnavailable;
+
+impl From<wasm_split_helpers::SplitLoaderError> for ChunkUnavailable {
+    fn from(_: wasm_split_helpers::SplitLoaderError) -> Self {
+        // The loader has already logged why to the browser console.
+        Self
+    }
+}
+
+/// The view `render` makes: at once if its chunk is already loaded (or on the server),
+/// else a placeholder until it is, or [`chunk_notice`] if it cannot be loaded.
+///
+/// Polling once first keeps a part that re-renders while it streams from waiting a tick
+/// on every change once its chunk is there.
+pub fn lazy_part<F>(render: F) -> PartView
+where
+    F: Future<Output = Result<PartView, ChunkUnavailable>> + Send + 'static,
+{
+    let mut render = Box::pin(render);
+    match render
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(Ok(view)) => view,
+        Poll::Ready(Err(ChunkUnavailable)) => chunk_notice(),
+        Poll::Pending => {
+            let loading = RwSignal::new(true);
+            let view = Suspend::new(async move {
+                let view = render
+                    .await
+                    .unwrap_or_else(|ChunkUnavailable| chunk_notice());
+                // The part may be gone by now (another view replaced it).
+                loading.try_set(false);
+                view
+            });
+            view! {
+                {move || loading.get().then(|| skeleton("Đang tải…".to_owned(), None))}
+                {view}
+            }
+            .into_part_view()
+        }
+    }
+}
+
+/// Starts loading a chunk ahead of its first use, so its fetch overlaps other waiting (a
+/// page's own request); a failure is shown when the view itself is asked for.
+pub fn preload<F>(load: impl FnOnce() -> F + 'static)
+where
+    F: Future<Output = Result<(), wasm_split_helpers::SplitLoaderError>> + 'static,
+{
+    #[cfg(feature = "hydrate")]
+    leptos::task::spawn_local(async move {
+        let _ = load().await;
+    });
+    #[cfg(not(feature = "hydrate"))]
+    drop(load);
+}
+
+/// Said in place of a view whose code could not be loaded: the page itself still works.
+pub fn chunk_notice() -> PartView {
+    view! {
+        <div class="notice notice-error chunk-error" role="alert" data-testid="chunk-error">
+            <p class="notice-title">"Không tải được phần hiển thị này"</p>
+            <p class="notice-message">
+                "Có thể mạng đang chập chờn. Nội dung vẫn được lưu; tải lại trang để xem."
+            </p>
+            <button type="button" class="retry-button" on:click=|_| reload_page()>
+                "Tải lại trang"
+            </button>
+        </div>
+    }
+    .into_part_view()
+}
+
+fn reload_page() {
+    #[cfg(feature = "hydrate")]
+    if let Some(window) = web_sys::window() {
+        // Nothing more to do if even a reload cannot start.
+        let _ = window.location().reload();
+    }
+}

@@ -1,0 +1,78 @@
+import { test, expect, type Page } from '@playwright/test';
+import { open, send, settled, tool } from './helpers';
+
+// The rarely shown views are chunks of the hydrate bundle fetched on first use
+// (app/src/lazy.rs, xtask/src/site.rs). Each test here fails if its chunk is missing from
+// /pkg: the view it waits for is then replaced by the "could not load" notice.
+
+/** The /pkg chunk files (split_*.wasm, chunk_*.wasm) the page has requested, with their statuses. */
+function chunkRequests(page: Page): Map<string, number> {
+  const seen = new Map<string, number>();
+  page.on('response', (response) => {
+    const name = new URL(response.url()).pathname.split('/').pop() ?? '';
+    if (/^(split|chunk)_.*\.wasm$/.test(name)) seen.set(name, response.status());
+  });
+  return seen;
+}
+
+test('the restaurant chat loads no chunk; a gift suggestion loads the gifts chunk and renders', async ({ page }) => {
+  const chunks = chunkRequests(page);
+  await open(page);
+  await send(page, 'Thời tiết Hà Nội hôm nay thế nào?');
+  await expect(tool(page, 'getWeather', 'output-available')).toBeVisible();
+  await settled(page);
+  expect([...chunks.keys()]).toEqual([]);
+
+  await open(page, '/?a=gifts');
+  await send(page, 'Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu');
+  const suggestions = tool(page, 'suggest_gifts', 'output-available');
+  await expect(suggestions.locator('.gift-card').first()).toBeVisible();
+  await expect(page.getByTestId('chunk-error')).toHaveCount(0);
+  expect(chunks.get('split_gifts.wasm')).toBe(200);
+  // The shipping and bookings chunks are still not needed.
+  expect(chunks.has('split_shipping.wasm')).toBe(false);
+  expect(chunks.has('split_bookings.wasm')).toBe(false);
+  await settled(page);
+});
+
+test('the bookings page list comes from its chunk, by navigation and by direct load', async ({ page }) => {
+  const chunks = chunkRequests(page);
+  await page.goto('/bookings');
+  await expect(page.locator('main.bookings-page')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.locator('.bookings-empty')).toBeVisible();
+  expect(chunks.get('split_bookings.wasm')).toBe(200);
+
+  // A fresh page: the chunk is fetched again when the chat's link leads to the list.
+  await page.goto('/');
+  await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
+  chunks.clear();
+  await page.getByRole('link', { name: 'Đặt chỗ của tôi' }).click();
+  await expect(page.locator('main.bookings-page .bookings-empty')).toBeVisible();
+  await expect(page.getByTestId('chunk-error')).toHaveCount(0);
+});
+
+test('a chunk that cannot be fetched shows a notice; the page keeps working and recovers on reload', async ({ page }) => {
+  // The browser console says why the load failed; that is expected here.
+  await page.route('**/pkg/split_gifts.wasm', (route) => route.abort('internetdisconnected'));
+  await open(page, '/?a=gifts');
+  await send(page, 'Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu');
+  const part = tool(page, 'suggest_gifts', 'output-available');
+  const notice = part.getByTestId('chunk-error');
+  await expect(notice).toBeVisible();
+  await expect(notice).toHaveAttribute('role', 'alert');
+  await expect(notice).toContainText('Không tải được phần hiển thị này');
+  await expect(part.locator('.gift-card')).toHaveCount(0);
+  await settled(page);
+  // The rest of the page still runs: the message box still drives the send button.
+  const box = page.getByRole('textbox', { name: 'Tin nhắn' });
+  await box.fill('Cảm ơn');
+  await expect(page.getByRole('button', { name: 'Gửi' })).toBeEnabled();
+  await box.fill('');
+
+  // Once the network is back, "Tải lại trang" shows the stored suggestions.
+  await page.unroute('**/pkg/split_gifts.wasm');
+  await notice.getByRole('button', { name: 'Tải lại trang' }).click();
+  await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
+  await expect(tool(page, 'suggest_gifts', 'output-available').locator('.gift-card').first()).toBeVisible();
+  await expect(page.getByTestId('chunk-error')).toHaveCount(0);
+});

@@ -10,11 +10,34 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use serde::Deserialize;
+use serde_json::Value;
+
+// The answers are read from a parsed `Value` by hand, not with derived `Deserialize`: each
+// derive adds its own visitor code to the hydrate bundle (see README, "Hydrate bundle").
+
+fn text(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn texts(value: &Value, key: &str) -> Vec<String> {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// `GET /api/oauth/requests/{id}`: what the app asks for.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 struct ConsentRequest {
     request: String,
     client_name: String,
@@ -24,27 +47,61 @@ struct ConsentRequest {
     lang: String,
 }
 
-/// `POST /api/oauth/consent`'s answer: where the page goes next.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct ConsentAnswer {
-    redirect: String,
+impl ConsentRequest {
+    fn read(value: &Value) -> Self {
+        Self {
+            request: text(value, "request"),
+            client_name: text(value, "clientName"),
+            scopes: texts(value, "scopes"),
+            assistant: text(value, "assistant"),
+            redirect_host: text(value, "redirectHost"),
+            lang: text(value, "lang"),
+        }
+    }
 }
 
 /// `GET /api/connections`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 struct ConnectionList {
     connections: Vec<Connection>,
     lang: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 struct Connection {
     id: String,
     client_name: String,
     scopes: Vec<String>,
     connected_at: String,
     last_used_at: Option<String>,
+}
+
+impl ConnectionList {
+    fn read(value: &Value) -> Self {
+        let connections = value
+            .get("connections")
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|item| Connection {
+                        id: text(item, "id"),
+                        client_name: text(item, "clientName"),
+                        scopes: texts(item, "scopes"),
+                        connected_at: text(item, "connectedAt"),
+                        last_used_at: item
+                            .get("lastUsedAt")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            connections,
+            lang: text(value, "lang"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,9 +184,9 @@ pub fn ConsentPage() -> impl IntoView {
                 return;
             };
             let url = format!("/api/oauth/requests/{}", crate::api::encode_component(&id));
-            let result = crate::client::get_json::<ConsentRequest>(&url).await;
+            let result = crate::client::get_json::<Value>(&url).await;
             load.try_set(match result {
-                Ok(request) => Load::Loaded(request),
+                Ok(value) => Load::Loaded(ConsentRequest::read(&value)),
                 Err(error) => Load::Failed(error.message),
             });
         });
@@ -144,15 +201,11 @@ pub fn ConsentPage() -> impl IntoView {
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let body = serde_json::json!({"request": request.request, "allow": allow}).to_string();
-            let result = crate::client::send_json::<ConsentAnswer>(
-                "POST",
-                "/api/oauth/consent",
-                Some(&body),
-            )
-            .await;
+            let result =
+                crate::client::send_json::<Value>("POST", "/api/oauth/consent", Some(&body)).await;
             match result {
                 // The page stays busy while the browser leaves for the app.
-                Ok(answer) => crate::client::go_to(&answer.redirect),
+                Ok(answer) => crate::client::go_to(&text(&answer, "redirect")),
                 Err(error) => {
                     busy.set(false);
                     failure.set(Some(error.message));
@@ -233,20 +286,29 @@ pub fn ConsentPage() -> impl IntoView {
     }
 }
 
-/// A stored UTC time as the person reads it (Việt Nam time).
-fn when(text: &str) -> String {
-    chrono::DateTime::parse_from_rfc3339(text)
-        .ok()
-        .and_then(|at| chrono::FixedOffset::east_opt(7 * 3600).map(|vn| at.with_timezone(&vn)))
-        .map(|at| {
-            let date = at.date_naive();
-            format!(
-                "{} {}",
-                crate::format::time_hm(&at),
-                crate::format::day_month_year(date)
-            )
-        })
-        .unwrap_or_default()
+/// A stored UTC time (`YYYY-MM-DDTHH:MM:SS.mmmZ`) as the person reads it, in Việt Nam
+/// time: read by position, since the server always writes that one form (chrono's
+/// parser would add to the bundle).
+fn when(stored: &str) -> String {
+    use chrono::Timelike;
+    let number = |range: std::ops::Range<usize>| stored.get(range)?.parse::<u32>().ok();
+    let at = (|| {
+        let date = chrono::NaiveDate::from_ymd_opt(
+            i32::try_from(number(0..4)?).ok()?,
+            number(5..7)?,
+            number(8..10)?,
+        )?;
+        date.and_hms_opt(number(11..13)?, number(14..16)?, 0)
+    })();
+    let Some(at) = at.map(|at| at + chrono::Duration::hours(7)) else {
+        return String::new();
+    };
+    format!(
+        "{:02}:{:02} {}",
+        at.hour(),
+        at.minute(),
+        crate::format::day_month_year(at.date())
+    )
 }
 
 /// The owner's connected apps with "Ngắt kết nối"; nothing at all when there are none.
@@ -258,9 +320,9 @@ pub fn ConnectedApps() -> impl IntoView {
     Effect::new(move |_| {
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let result = crate::client::get_json::<ConnectionList>("/api/connections").await;
+            let result = crate::client::get_json::<Value>("/api/connections").await;
             load.try_set(match result {
-                Ok(list) => Load::Loaded(list),
+                Ok(value) => Load::Loaded(ConnectionList::read(&value)),
                 Err(error) => Load::Failed(error.message),
             });
         });
@@ -271,7 +333,7 @@ pub fn ConnectedApps() -> impl IntoView {
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let url = format!("/api/connections/{}", crate::api::encode_component(&id));
-            match crate::client::send_json::<serde_json::Value>("DELETE", &url, None).await {
+            match crate::client::send_json::<Value>("DELETE", &url, None).await {
                 Ok(_) => load.update(|load| {
                     if let Load::Loaded(list) = load {
                         list.connections.retain(|c| c.id != id);
@@ -282,12 +344,14 @@ pub fn ConnectedApps() -> impl IntoView {
         });
     };
 
+    // Erased (`AnyView`): the bookings page's view type is deep enough already that one
+    // more nested type overflows the compiler's query depth in the hydrate build.
     move || {
         let Load::Loaded(list) = load.get() else {
-            return None;
+            return ().into_any();
         };
         if list.connections.is_empty() {
-            return None;
+            return ().into_any();
         }
         let lang = Lang::of(&list.lang);
         let items = list
@@ -327,7 +391,7 @@ pub fn ConnectedApps() -> impl IntoView {
                 }
             })
             .collect_view();
-        Some(view! {
+        view! {
             <section class="connections" aria-label=lang.pick("Ứng dụng đã kết nối", "Connected apps")>
                 <h2>{lang.pick("Ứng dụng đã kết nối", "Connected apps")}</h2>
                 {move || failure.get().map(|message| view! {
@@ -335,6 +399,31 @@ pub fn ConnectedApps() -> impl IntoView {
                 })}
                 <ul class="connection-list">{items}</ul>
             </section>
-        })
+        }
+        .into_any()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_times_read_in_vietnam_time() {
+        assert_eq!(when("2026-11-29T20:05:00.000Z"), "03:05 30/11/2026");
+        assert_eq!(when("garbage"), "");
+    }
+
+    #[test]
+    fn answers_are_read_by_hand() {
+        let value = serde_json::json!({
+            "connections": [{"id": "grt_1", "clientName": "Claude", "scopes": ["bookings"],
+                "connectedAt": "2026-11-29T03:00:00.000Z", "lastUsedAt": null}],
+            "lang": "en",
+        });
+        let list = ConnectionList::read(&value);
+        assert_eq!(list.lang, "en");
+        assert_eq!(list.connections[0].client_name, "Claude");
+        assert_eq!(list.connections[0].last_used_at, None);
     }
 }

@@ -323,3 +323,104 @@ test('a host without widgets: the person confirms on datban’s page, and the ho
   expect((await (await page.request.get('/api/bookings')).json()).bookings).toHaveLength(1);
   await client.close();
 });
+
+test('every personal tool over MCP: a gift bought once by key, a booking cancelled on approval, bad arguments refused', async ({
+  page,
+}) => {
+  test.setTimeout(90_000);
+  await page.goto('/bookings');
+
+  // GiftGenius: its own server, its own token (a restaurant token is for another server).
+  const gifts0 = await connect('gifts');
+  const refusedDraft = await gifts0.callTool({ name: 'prepare_checkout', arguments: { gift_id: 'x' } });
+  expect(structured(refusedDraft).error.code).toBe('SIGN_IN_REQUIRED');
+  const giftChallenge = (refusedDraft._meta as Any)['mcp/www_authenticate'][0] as string;
+  expect(giftChallenge).toContain('/mcp/gifts');
+  const ideas = structured(
+    await gifts0.callTool({ name: 'suggest_gifts', arguments: { relationship_type: 'parent', interests: ['gardening'] } }),
+  );
+  const giftId = ideas.output.gifts[0].gift_id as string;
+  await gifts0.close();
+  const giftProvider = new Provider();
+  await signIn(page, giftProvider, 'gifts', giftChallenge);
+  const gifts = await connect('gifts', giftProvider);
+  for (const [name, args] of [
+    ['prepare_checkout', { gift_id: giftId, extra: 1 }],
+    ['prepare_checkout', { gift_id: '  ' }],
+    ['create_checkout_session', { draft_id: 'd' }],
+    ['create_checkout_session', { draft_id: 'd', idempotency_key: 'bad key!' }],
+  ] as Array<[string, Any]>) {
+    const bad = await gifts.callTool({ name, arguments: args });
+    expect(bad.isError, `${name} ${JSON.stringify(args)}`).toBe(true);
+    expect(structured(bad).error.code).toBe('VALIDATION_ERROR');
+  }
+  const draft = structured(await gifts.callTool({ name: 'prepare_checkout', arguments: { gift_id: giftId } }));
+  expect(draft).toMatchObject({ ok: true, status: 'done' });
+  const purchase = { draft_id: draft.output.draft_id, idempotency_key: `checkout-${draft.output.draft_id}` };
+  const proposed = await gifts.callTool({ name: 'create_checkout_session', arguments: purchase });
+  const waiting = structured(proposed);
+  expect(waiting.status, JSON.stringify(waiting)).toBe('approval_required');
+  // ChatGPT calls again with the same key: the same form, not a second purchase.
+  const again = structured(await gifts.callTool({ name: 'create_checkout_session', arguments: purchase }));
+  expect(again.approvalId).toBe(waiting.approvalId);
+  const bought = structured(
+    await gifts.callTool({
+      name: 'decide_approval',
+      arguments: {
+        approvalId: waiting.approvalId,
+        approvalToken: (proposed._meta as Any)['datban/approvalToken'],
+        approved: true,
+      },
+    }),
+  );
+  expect(bought).toMatchObject({ ok: true, status: 'done', tool: 'create_checkout_session' });
+  expect(bought.output.checkout_id).toBeTruthy();
+  expect(bought.output.fictional).toBe(true);
+  await gifts.close();
+
+  // Restaurant: book, then cancel, each on the person's click.
+  const r0 = await connect('restaurant');
+  const args = { restaurantId: 'hn-cha-ca-thang-long', partySize: 2, startsAt: evening(6) };
+  const challenge = (
+    (await r0.callTool({ name: 'listBookings', arguments: {} }))._meta as Any
+  )['mcp/www_authenticate'][0] as string;
+  await r0.close();
+  const provider = new Provider();
+  await signIn(page, provider, 'restaurant', challenge);
+  const client = await connect('restaurant', provider);
+  const decide = async (result: Any, approved = true) =>
+    structured(
+      await client.callTool({
+        name: 'decide_approval',
+        arguments: {
+          approvalId: result.structuredContent.approvalId,
+          approvalToken: result._meta['datban/approvalToken'],
+          approved,
+        },
+      }),
+    );
+  const booked = await decide(await client.callTool({ name: 'createBooking', arguments: args }));
+  const bookingId = booked.output.bookingId as string;
+  for (const [name, bad] of [
+    ['createBooking', { ...args, partySize: 0 }],
+    ['createBooking', { restaurantId: args.restaurantId, startsAt: args.startsAt }],
+    ['cancelBooking', {}],
+    ['listBookings', { includePastAndCancelled: 'yes' }],
+  ] as Array<[string, Any]>) {
+    const result = await client.callTool({ name, arguments: bad });
+    expect(result.isError, `${name} ${JSON.stringify(bad)}`).toBe(true);
+    expect(structured(result).error.code).toBe('VALIDATION_ERROR');
+  }
+  // Someone else's booking, or one made up, is not found (and nothing is asked).
+  const unknown = await client.callTool({ name: 'cancelBooking', arguments: { bookingId: 'BK-00000000' } });
+  expect(unknown.isError).toBe(true);
+  expect(structured(unknown).error.code).toBe('NOT_FOUND');
+  const cancelProposed = await client.callTool({ name: 'cancelBooking', arguments: { bookingId } });
+  expect(structured(cancelProposed).status).toBe('approval_required');
+  expect((await (await page.request.get('/api/bookings')).json()).bookings).toHaveLength(1);
+  const cancelled = await decide(cancelProposed);
+  expect(cancelled).toMatchObject({ ok: true, status: 'done', tool: 'cancelBooking' });
+  expect(cancelled.output.booking.status).toBe('cancelled');
+  expect((await (await page.request.get('/api/bookings')).json()).bookings).toHaveLength(0);
+  await client.close();
+});

@@ -1,0 +1,885 @@
+//! The gift assistant: suggest_gifts from what the person said, then a draft and a checkout
+//! bought once, with a key taken from the draft.
+
+use super::planner::{outcome, text_field, trim_message, Outcome, Planner};
+use super::read::{Lang, Utterance};
+use super::read_gift::ItemRef;
+use super::read_money::{vnd, Budget};
+use super::reply::{Call, Reply};
+use super::{CREATE_CHECKOUT_SESSION, PREPARE_CHECKOUT, SUGGEST_GIFTS};
+use crate::model::ModelMessage;
+use serde_json::{Map, Value};
+use shared::tools::{RelationshipType, ToolName};
+
+/// Limits of create_checkout_session's idempotency key.
+const MAX_IDEMPOTENCY_KEY_CHARS: usize = 100;
+
+/// The idempotency key of a checkout of `draft_id`: the same draft always gets the same
+/// key, so buying it again cannot buy twice. Characters the key may not hold become `-`.
+fn checkout_key(draft_id: &str) -> String {
+    format!("checkout-{draft_id}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.:-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(MAX_IDEMPOTENCY_KEY_CHARS)
+        .collect()
+}
+
+const RECIPIENT_QUESTION_VI: &str = "Món quà dành cho ai?";
+
+const RECIPIENT_QUESTION_EN: &str = "Who is the gift for?";
+
+/// One gift of a suggest_gifts result.
+#[derive(Debug, Clone, PartialEq)]
+struct Gift {
+    id: String,
+    name: String,
+    price: Option<u64>,
+}
+
+fn gifts_of(value: &Value) -> Vec<Gift> {
+    let Some(list) = value.get("gifts").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|entry| {
+            Some(Gift {
+                id: text_field(entry, "gift_id")?.to_owned(),
+                name: text_field(entry, "name")?.to_owned(),
+                price: entry.get("price_vnd").and_then(Value::as_u64),
+            })
+        })
+        .collect()
+}
+
+/// The gift whose name the message says ("mua Bình trà gốm"); the longest name wins.
+fn gift_named(utterance: &Utterance, gifts: &[Gift]) -> Option<usize> {
+    gifts
+        .iter()
+        .enumerate()
+        .filter_map(|(index, gift)| {
+            let name = Utterance::new(&gift.name);
+            let words: Vec<&str> = name.tokens.iter().map(|t| t.folded.as_str()).collect();
+            let spelling = words.join(" ");
+            (words.len() >= 2 && utterance.find(&spelling, |t| &t.folded).is_some())
+                .then_some((words.len(), index))
+        })
+        .max_by_key(|(length, index)| (*length, usize::MAX - index))
+        .map(|(_, index)| index)
+}
+
+/// What suggest_gifts is asked with, gathered from what the person said.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct GiftCriteria {
+    relationship: Option<RelationshipType>,
+    age: Option<u8>,
+    interests: Vec<String>,
+    budget: Option<Budget>,
+}
+
+impl GiftCriteria {
+    fn of(utterance: &Utterance) -> Self {
+        Self {
+            relationship: utterance.relationship(),
+            age: utterance.age(),
+            interests: utterance
+                .interests()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            budget: utterance.budget(),
+        }
+    }
+
+    /// Fills what is missing from `older`.
+    pub(super) fn or(mut self, older: Self) -> Self {
+        self.relationship = self.relationship.or(older.relationship);
+        self.age = self.age.or(older.age);
+        if self.interests.is_empty() {
+            self.interests = older.interests;
+        }
+        self.budget = self.budget.or(older.budget);
+        self
+    }
+
+    /// The criteria of an earlier suggest_gifts call.
+    fn from_arguments(arguments: &str) -> Self {
+        let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
+            return Self::default();
+        };
+        let budget = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+        };
+        let (min, max) = (budget("budget_min"), budget("budget_max"));
+        Self {
+            relationship: args
+                .get("relationship_type")
+                .cloned()
+                .and_then(|value| serde_json::from_value(value).ok()),
+            age: args
+                .get("age")
+                .and_then(Value::as_u64)
+                .and_then(|n| u8::try_from(n).ok()),
+            interests: args
+                .get("interests")
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            budget: (min.is_some() || max.is_some()).then_some(Budget { min, max }),
+        }
+    }
+
+    pub(super) fn to_json(&self, relationship: RelationshipType) -> String {
+        let mut object = Map::new();
+        object.insert(
+            "relationship_type".into(),
+            serde_json::to_value(relationship).unwrap_or(Value::Null),
+        );
+        if let Some(age) = self.age {
+            object.insert("age".into(), Value::from(age));
+        }
+        if !self.interests.is_empty() {
+            object.insert("interests".into(), Value::from(self.interests.clone()));
+        }
+        if let Some(budget) = self.budget {
+            if let Some(min) = budget.min {
+                object.insert("budget_min".into(), Value::from(min));
+            }
+            if let Some(max) = budget.max {
+                object.insert("budget_max".into(), Value::from(max));
+            }
+        }
+        Value::Object(object).to_string()
+    }
+}
+
+impl Planner<'_> {
+    pub(super) fn gifts(&self) -> Option<Reply> {
+        if !self.offered.gifts() {
+            return None;
+        }
+        let relationship = self.user.relationship();
+        if self.offers(ToolName::PrepareCheckout) {
+            let suggested = self
+                .latest_ok(SUGGEST_GIFTS)
+                .map(|value| gifts_of(&value))
+                .unwrap_or_default();
+            let named = gift_named(&self.user, &suggested);
+            let reference = self.user.item_reference();
+            let refers = named.is_some() || reference.is_some();
+            let buys = self.user.is_buy();
+            let chooses = self.user.is_choice();
+            // "mua món 1", "buy #2", "chọn món số 2", or just "món số 2" after a list; a
+            // message naming someone ("quà cho con thứ hai") is a new request instead.
+            let wants_listed = refers && (buys || relationship.is_none());
+            // "mua" alone: a purchase, but of which gift?
+            let wants_some = buys && relationship.is_none() && !self.user.is_gift_request();
+            if wants_listed && !suggested.is_empty() {
+                return Some(self.buy(&suggested, named, reference));
+            }
+            if (wants_listed && (buys || chooses)) || wants_some {
+                return Some(if suggested.is_empty() {
+                    Reply::text(self.lang.pick(
+                        "Bạn muốn mua món quà nào? Tôi chưa gợi ý món nào — món quà dành cho ai?",
+                        "Which gift would you like to buy? I haven't suggested any yet — who is \
+                         the gift for?",
+                    ))
+                } else {
+                    self.buy(&suggested, named, reference)
+                });
+            }
+        }
+        if !self.offers(ToolName::SuggestGifts) {
+            return None;
+        }
+        let asked_recipient = self.last_assistant_text().is_some_and(|text| {
+            let text = text.to_lowercase();
+            text.contains(&RECIPIENT_QUESTION_VI.to_lowercase())
+                || text.contains(&RECIPIENT_QUESTION_EN.to_lowercase())
+        });
+        // In the gift assistant's own conversation, "cho mẹ, thích trà" needs no "quà".
+        let own_conversation = !self.offered.restaurant() && self.user.has_gift_criteria();
+        if self.user.is_gift_request() || own_conversation || asked_recipient {
+            return Some(self.suggest());
+        }
+        None
+    }
+
+    fn gift_criteria(&self) -> GiftCriteria {
+        let mut criteria = GiftCriteria::of(&self.user);
+        let said_who = criteria.relationship.is_some();
+        for earlier in self.open_request_messages(SUGGEST_GIFTS) {
+            criteria = criteria.or(GiftCriteria::of(&earlier));
+        }
+        if !said_who {
+            // "dưới 500k thôi" refines the last suggestion: same person, same interests.
+            let previous = self
+                .proposed_calls()
+                .rev()
+                .find(|call| call.name == SUGGEST_GIFTS)
+                .map(|call| GiftCriteria::from_arguments(&call.arguments));
+            if let Some(previous) = previous {
+                criteria = criteria.or(previous);
+            }
+        }
+        criteria
+    }
+
+    fn suggest(&self) -> Reply {
+        let criteria = self.gift_criteria();
+        let Some(relationship) = criteria.relationship else {
+            return Reply::text(self.lang.pick(RECIPIENT_QUESTION_VI, RECIPIENT_QUESTION_EN));
+        };
+        Reply::call(
+            self.lang.pick(
+                "Để tôi tìm vài món quà phù hợp…",
+                "Let me find some gift ideas…",
+            ),
+            SUGGEST_GIFTS,
+            criteria.to_json(relationship),
+        )
+    }
+
+    fn buy(&self, gifts: &[Gift], named: Option<usize>, reference: Option<ItemRef>) -> Reply {
+        let count = gifts.len();
+        let index = match (named, reference) {
+            (Some(index), _) => index,
+            (None, Some(ItemRef::Nth(nth))) if (1..=count).contains(&nth) => nth - 1,
+            (None, Some(ItemRef::Nth(_))) => {
+                return Reply::text(match self.lang {
+                    Lang::Vi => {
+                        format!("Danh sách gợi ý chỉ có {count} món. Bạn muốn mua món số mấy?")
+                    }
+                    Lang::En => format!(
+                        "The list only has {count} gift(s). Which number would you like to buy?"
+                    ),
+                });
+            }
+            (None, Some(ItemRef::Last)) => count - 1,
+            (None, None) if count == 1 => 0,
+            (None, None) => {
+                return Reply::text(match self.lang {
+                    Lang::Vi => format!(
+                        "Bạn muốn mua món nào? Hãy chọn một số từ 1 đến {count} (ví dụ: \"mua \
+                         món 1\")."
+                    ),
+                    Lang::En => format!(
+                        "Which one would you like to buy? Pick a number from 1 to {count} (for \
+                         example: \"buy #1\")."
+                    ),
+                });
+            }
+        };
+        let gift = &gifts[index];
+        let price = gift
+            .price
+            .map(|price| format!(" ({} ₫)", vnd(price)))
+            .unwrap_or_default();
+        let text = match self.lang {
+            Lang::Vi => format!(
+                "Tôi chuẩn bị bản nháp thanh toán (giả lập) cho {}{price}…",
+                gift.name
+            ),
+            Lang::En => format!(
+                "Let me prepare a (simulated) checkout draft for {}{price}…",
+                gift.name
+            ),
+        };
+        let arguments = serde_json::json!({ "gift_id": gift.id }).to_string();
+        Reply::call(text, PREPARE_CHECKOUT, arguments)
+    }
+
+    pub(super) fn gifts_report(&self, value: &Value) -> String {
+        let gifts = gifts_of(value);
+        if gifts.is_empty() {
+            let reason = text_field(value, "no_results_reason").map(trim_message);
+            return match (self.lang, reason) {
+                (Lang::Vi, Some(reason)) => format!(
+                    "Không tìm thấy món quà phù hợp: {reason}. Bạn thử đổi ngân sách hoặc sở \
+                     thích nhé."
+                ),
+                (Lang::Vi, None) => "Không tìm thấy món quà phù hợp. Bạn thử đổi ngân sách hoặc \
+                                     sở thích nhé."
+                    .to_owned(),
+                (Lang::En, Some(reason)) => format!(
+                    "No gifts matched: {reason}. Try a different budget or other interests."
+                ),
+                (Lang::En, None) => {
+                    "No gifts matched. Try a different budget or other interests.".to_owned()
+                }
+            };
+        }
+        let count = gifts.len();
+        let mut lines = vec![match self.lang {
+            Lang::Vi => format!("Tôi gợi ý {count} món quà:"),
+            Lang::En => format!("Here are {count} gift idea(s):"),
+        }];
+        for (index, gift) in gifts.iter().enumerate() {
+            let number = index + 1;
+            lines.push(match gift.price {
+                Some(price) => format!("{number}. {} — {} ₫", gift.name, vnd(price)),
+                None => format!("{number}. {}", gift.name),
+            });
+        }
+        let mut text = lines.join("\n");
+        if self.offers(ToolName::PrepareCheckout) {
+            text.push_str(self.lang.pick(
+                "\n\nBạn muốn mua món nào? Ví dụ: \"mua món 1\".",
+                "\n\nWhich one would you like to buy? For example: \"buy #1\".",
+            ));
+        }
+        text
+    }
+
+    /// The draft, and the call that buys it (once per message of the person).
+    pub(super) fn draft_report(&self, value: &Value) -> (String, Option<Call>) {
+        let Some(draft_id) = text_field(value, "draft_id") else {
+            return (
+                self.lang
+                    .pick(
+                        "Bản nháp thanh toán không có mã, nên chưa mua được gì.",
+                        "The checkout draft has no id, so nothing was bought.",
+                    )
+                    .to_owned(),
+                None,
+            );
+        };
+        let name = text_field(value, "gift_name").unwrap_or("?");
+        let amount = |key: &str| value.get(key).and_then(Value::as_u64).map(vnd);
+        let cost = match (
+            amount("price_vnd"),
+            amount("delivery_vnd"),
+            amount("total_vnd"),
+        ) {
+            (Some(price), Some(delivery), Some(total)) => match self.lang {
+                Lang::Vi => format!(": {price} ₫ + phí giao {delivery} ₫ = {total} ₫"),
+                Lang::En => format!(": {price} ₫ + delivery {delivery} ₫ = {total} ₫"),
+            },
+            (_, _, Some(total)) => match self.lang {
+                Lang::Vi => format!(": tổng {total} ₫"),
+                Lang::En => format!(": {total} ₫ in total"),
+            },
+            _ => String::new(),
+        };
+        let mut line = match self.lang {
+            Lang::Vi => format!("Bản nháp thanh toán (giả lập) cho {name}{cost}."),
+            Lang::En => format!("Simulated checkout draft for {name}{cost}."),
+        };
+        let buys = self.offers(ToolName::CreateCheckoutSession)
+            && !self.called_since_user(CREATE_CHECKOUT_SESSION);
+        if !buys {
+            line.push_str(self.lang.pick(" Chưa mua gì cả.", " Nothing was bought."));
+            return (line, None);
+        }
+        line.push_str(self.lang.pick(
+            " Tôi tạo phiên thanh toán; bạn xác nhận trong biểu mẫu trước khi có gì xảy ra…",
+            " Let me create the checkout session; you confirm in a form before anything \
+             happens…",
+        ));
+        let arguments = serde_json::json!({
+            "draft_id": draft_id,
+            "idempotency_key": checkout_key(draft_id),
+        })
+        .to_string();
+        let call = Call {
+            name: CREATE_CHECKOUT_SESSION.to_owned(),
+            arguments,
+        };
+        (line, Some(call))
+    }
+
+    /// The successful prepare_checkout result for `draft_id`, if the history has one.
+    pub(super) fn draft(&self, draft_id: &str) -> Option<Value> {
+        self.messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                ModelMessage::ToolResult {
+                    name,
+                    content,
+                    is_error,
+                    ..
+                } if name == PREPARE_CHECKOUT => match outcome(content, *is_error) {
+                    Outcome::Ok(value) if text_field(&value, "draft_id") == Some(draft_id) => {
+                        Some(value)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+    }
+
+    pub(super) fn checkout_report(&self, value: &Value, arguments: &str) -> String {
+        let Some(checkout_id) = text_field(value, "checkout_id") else {
+            return self
+                .lang
+                .pick(
+                    "Kết quả thanh toán không có mã thanh toán, nên tôi không thể xác nhận là \
+                     đã mua.",
+                    "The checkout result has no checkout id, so I can't confirm that anything \
+                     was bought.",
+                )
+                .to_owned();
+        };
+        let draft_id = text_field(value, "draft_id")
+            .map(str::to_owned)
+            .or_else(|| {
+                serde_json::from_str::<Value>(arguments)
+                    .ok()
+                    .and_then(|args| text_field(&args, "draft_id").map(str::to_owned))
+            });
+        let draft = draft_id.and_then(|id| self.draft(&id));
+        let draft = draft.as_ref();
+        let name = text_field(value, "gift_name")
+            .or_else(|| draft.and_then(|d| text_field(d, "gift_name")))
+            .unwrap_or("?");
+        let total = value
+            .get("total_vnd")
+            .and_then(Value::as_u64)
+            .or_else(|| draft.and_then(|d| d.get("total_vnd").and_then(Value::as_u64)))
+            .map(|total| format!(": {} ₫", vnd(total)))
+            .unwrap_or_default();
+        match self.lang {
+            Lang::Vi => format!(
+                "Đã tạo thanh toán (giả lập) {checkout_id} cho {name}{total}. Không có tiền thật \
+                 nào bị trừ."
+            ),
+            Lang::En => format!(
+                "Created a simulated checkout {checkout_id} for {name}{total}. No real money was \
+                 charged."
+            ),
+        }
+    }
+
+    pub(super) fn checkout_failure(&self, code: &str, quoted: &str) -> String {
+        match (code, self.lang) {
+            ("DECLINED", Lang::Vi) => "Chưa mua gì cả.".to_owned(),
+            ("DECLINED", Lang::En) => "Nothing was bought.".to_owned(),
+            (_, Lang::Vi) => format!("Chưa mua được: {quoted}."),
+            (_, Lang::En) => format!("Nothing was bought: {quoted}."),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{
+        after_gift_ideas, after_result, arguments, declined, draft, failed, gift_ideas, plan_for,
+        tool_result, user, validation_error,
+    };
+    use super::*;
+    use crate::model::{FinishReason, ProposedCall};
+    use serde_json::json;
+    use shared::tools::Assistant;
+
+    fn checkout(draft_id: &str) -> Value {
+        json!({"ok": true, "checkout_id": "chk_9P3Q", "draft_id": draft_id,
+               "gift_name": "Bộ dụng cụ làm vườn mini", "total_vnd": 350000,
+               "payment_reference": "FAKE-PAY-0001", "fictional": true})
+    }
+
+    /// The whole purchase: ideas, "mua món 2", the draft, the checkout call, its result.
+    fn purchase(text: &str, draft_id: &str) -> (Vec<ModelMessage>, ProposedCall) {
+        let mut history = after_gift_ideas(text);
+        let prepare = plan_for(Assistant::Gifts, history.clone());
+        let call = prepare.only_call().clone();
+        assert_eq!(call.name, PREPARE_CHECKOUT);
+        assert_eq!(call.arguments, r#"{"gift_id":"g-garden-kit"}"#);
+        history.push(prepare.assistant());
+        history.push(tool_result(&call.id, PREPARE_CHECKOUT, &draft(draft_id)));
+        let commit = plan_for(Assistant::Gifts, history.clone());
+        let call = commit.only_call().clone();
+        assert_eq!(commit.finish, FinishReason::ToolCalls);
+        history.push(commit.assistant());
+        (history, call)
+    }
+
+    #[test]
+    fn gift_requests_become_suggest_gifts_arguments() {
+        let cases = [
+            (
+                "Gợi ý quà cho mẹ 55 tuổi thích làm vườn, dưới 1 triệu",
+                json!({"relationship_type": "parent", "age": 55, "interests": ["gardening"],
+                       "budget_max": 1000000}),
+            ),
+            (
+                "Quà sinh nhật cho vợ, cô ấy thích đọc sách và cà phê, từ 300k đến 800k",
+                json!({"relationship_type": "partner", "interests": ["reading", "coffee"],
+                       "budget_min": 300000, "budget_max": 800000}),
+            ),
+            (
+                "Tìm quà tặng bạn trai thích lặn biển và chụp ảnh khoảng 500k",
+                json!({"relationship_type": "partner", "interests": ["diving", "photography"],
+                       "budget_min": 400000, "budget_max": 600000}),
+            ),
+            (
+                "quà cho con trai 8 tuổi thích game, 300k-800k",
+                json!({"relationship_type": "child", "age": 8, "interests": ["games"],
+                       "budget_min": 300000, "budget_max": 800000}),
+            ),
+            (
+                "quà cho ông nội 80 tuổi thích trà, dưới 50k",
+                json!({"relationship_type": "grandparent", "age": 80, "interests": ["tea"],
+                       "budget_max": 50000}),
+            ),
+            (
+                "quà cho đồng nghiệp thích âm nhạc dưới 1,5 triệu",
+                json!({"relationship_type": "colleague", "interests": ["music"],
+                       "budget_max": 1500000}),
+            ),
+            (
+                "quà tặng cô giáo thích vẽ, 1.5tr",
+                json!({"relationship_type": "teacher", "interests": ["art"],
+                       "budget_max": 1500000}),
+            ),
+            (
+                "quà cho em gái thích thời trang và làm đẹp",
+                json!({"relationship_type": "sibling", "interests": ["fashion", "beauty"]}),
+            ),
+            (
+                "quà cho bạn thân thích du lịch, thể thao và công nghệ",
+                json!({"relationship_type": "friend", "interests": ["travel", "sports", "tech"]}),
+            ),
+            (
+                "Bạn gợi ý giúp mình quà cho ba, ba thích nấu ăn",
+                json!({"relationship_type": "parent", "interests": ["cooking"]}),
+            ),
+            (
+                "quà cho con ba tuổi",
+                json!({"relationship_type": "child", "age": 3}),
+            ),
+            (
+                "quà cho sếp 500.000đ",
+                json!({"relationship_type": "colleague", "budget_max": 500000}),
+            ),
+            (
+                "A gift for my father, 60 years old, who loves gardening and coffee, under 500k",
+                json!({"relationship_type": "parent", "age": 60,
+                       "interests": ["gardening", "coffee"], "budget_max": 500000}),
+            ),
+            (
+                "present for my wife who likes diving, between 300k and 800k",
+                json!({"relationship_type": "partner", "interests": ["diving"],
+                       "budget_min": 300000, "budget_max": 800000}),
+            ),
+            (
+                "gift ideas for a 30-year-old colleague into photography",
+                json!({"relationship_type": "colleague", "age": 30,
+                       "interests": ["photography"]}),
+            ),
+            (
+                "a gift for my teacher, about 1 million",
+                json!({"relationship_type": "teacher", "budget_min": 800000,
+                       "budget_max": 1200000}),
+            ),
+        ];
+        for (text, expected) in cases {
+            let turn = plan_for(Assistant::Gifts, vec![user(text)]);
+            let call = turn.only_call();
+            assert_eq!(call.name, SUGGEST_GIFTS, "{text}");
+            assert_eq!(arguments(call), expected, "{text}");
+            // What the model sends is what the tool accepts.
+            let input: shared::tools::SuggestGiftsInput =
+                serde_json::from_str(&call.arguments).unwrap();
+            assert_eq!(serde_json::to_value(input).unwrap(), expected, "{text}");
+        }
+        let turn = plan_for(Assistant::Gifts, vec![user("Gợi ý quà cho mẹ")]);
+        assert_eq!(turn.text, "Để tôi tìm vài món quà phù hợp…");
+        let turn = plan_for(Assistant::Gifts, vec![user("gift for my mom")]);
+        assert_eq!(turn.text, "Let me find some gift ideas…");
+    }
+
+    #[test]
+    fn a_gift_request_without_a_recipient_asks_who_then_uses_the_answer() {
+        for (text, question) in [
+            ("Gợi ý quà dưới 500k", "Món quà dành cho ai?"),
+            ("Bạn gợi ý quà giúp mình nhé", "Món quà dành cho ai?"),
+            ("I need a gift, under 500k", "Who is the gift for?"),
+        ] {
+            let turn = plan_for(Assistant::Gifts, vec![user(text)]);
+            assert!(turn.calls.is_empty(), "{text}: {turn:?}");
+            assert_eq!(turn.text, question, "{text}");
+            assert_eq!(turn.finish, FinishReason::Stop);
+        }
+        let mut history = vec![user("Gợi ý quà dưới 500k")];
+        let question = plan_for(Assistant::Gifts, history.clone());
+        history.push(question.assistant());
+        history.push(user("mẹ tôi, 60 tuổi, thích trà"));
+        let turn = plan_for(Assistant::Gifts, history);
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"relationship_type": "parent", "age": 60, "interests": ["tea"],
+                   "budget_max": 500000})
+        );
+    }
+
+    #[test]
+    fn a_refinement_keeps_who_the_gift_is_for() {
+        let history = after_gift_ideas("dưới 400k thôi");
+        let turn = plan_for(Assistant::Gifts, history);
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"relationship_type": "parent", "interests": ["tea", "gardening"],
+                   "budget_max": 400000})
+        );
+    }
+
+    #[test]
+    fn gift_ideas_are_listed_with_prices_or_the_reason_given() {
+        let (_, reply) = after_result(
+            Assistant::Gifts,
+            "Gợi ý quà cho mẹ thích trà",
+            SUGGEST_GIFTS,
+            &gift_ideas(),
+        );
+        assert_eq!(
+            reply.text,
+            "Tôi gợi ý 3 món quà:\n\
+             1. Bộ ấm trà gốm Bát Tràng — 450.000 ₫\n\
+             2. Bộ dụng cụ làm vườn mini — 320.000 ₫\n\
+             3. Sách Cây cảnh cho người mới — 1.250.000 ₫\n\n\
+             Bạn muốn mua món nào? Ví dụ: \"mua món 1\"."
+        );
+        assert!(reply.calls.is_empty());
+        let nothing = json!({"ok": true, "gifts": [],
+            "no_results_reason": "No gifts under 50.000 ₫ for a parent; try a higher budget."});
+        let (_, reply) = after_result(
+            Assistant::Gifts,
+            "quà cho bố dưới 50k",
+            SUGGEST_GIFTS,
+            &nothing,
+        );
+        assert_eq!(
+            reply.text,
+            "Không tìm thấy món quà phù hợp: No gifts under 50.000 ₫ for a parent; try a higher \
+             budget. Bạn thử đổi ngân sách hoặc sở thích nhé."
+        );
+        let (_, reply) = after_result(
+            Assistant::Gifts,
+            "gift for my dad under 50k",
+            SUGGEST_GIFTS,
+            &nothing,
+        );
+        assert!(reply.text.starts_with("No gifts matched: No gifts under"));
+        let (_, reply) = after_result(
+            Assistant::Gifts,
+            "gift for my dad",
+            SUGGEST_GIFTS,
+            &validation_error("Invalid arguments: budget_min: must not be greater than budget_max"),
+        );
+        assert_eq!(
+            reply.text,
+            "Sorry, I couldn't get gift ideas: Invalid arguments: budget_min: must not be \
+             greater than budget_max."
+        );
+    }
+
+    #[test]
+    fn buying_names_the_gift_by_position_or_name() {
+        for (text, gift_id) in [
+            ("Mua món đầu tiên", "g-tea-set"),
+            ("mua món 1", "g-tea-set"),
+            ("chọn món số 2", "g-garden-kit"),
+            ("Lấy món thứ hai nhé", "g-garden-kit"),
+            ("mua món cuối cùng", "g-bonsai-book"),
+            ("món số 3", "g-bonsai-book"),
+            ("mua bộ dụng cụ làm vườn mini", "g-garden-kit"),
+            ("buy the first one", "g-tea-set"),
+            ("buy #2", "g-garden-kit"),
+            ("I'll take the third one", "g-bonsai-book"),
+        ] {
+            let turn = plan_for(Assistant::Gifts, after_gift_ideas(text));
+            let call = turn.only_call();
+            assert_eq!(call.name, PREPARE_CHECKOUT, "{text}");
+            assert_eq!(
+                call.arguments,
+                format!(r#"{{"gift_id":"{gift_id}"}}"#),
+                "{text}"
+            );
+        }
+        let turn = plan_for(Assistant::Gifts, after_gift_ideas("mua món 2"));
+        assert_eq!(
+            turn.text,
+            "Tôi chuẩn bị bản nháp thanh toán (giả lập) cho Bộ dụng cụ làm vườn mini (320.000 ₫)…"
+        );
+    }
+
+    #[test]
+    fn buying_without_a_clear_gift_asks_which() {
+        // No suggestion yet.
+        for (text, question) in [
+            (
+                "Mua món đầu tiên",
+                "Bạn muốn mua món quà nào? Tôi chưa gợi ý món nào — món quà dành cho ai?",
+            ),
+            (
+                "buy #2",
+                "Which gift would you like to buy? I haven't suggested any yet — who is the \
+                 gift for?",
+            ),
+        ] {
+            let turn = plan_for(Assistant::Gifts, vec![user(text)]);
+            assert!(turn.calls.is_empty(), "{text}");
+            assert_eq!(turn.text, question);
+        }
+        // Answering that question asks for gift ideas.
+        let mut history = vec![user("Mua món đầu tiên")];
+        let question = plan_for(Assistant::Gifts, history.clone());
+        history.push(question.assistant());
+        history.push(user("bố tôi"));
+        assert_eq!(
+            arguments(plan_for(Assistant::Gifts, history).only_call()),
+            json!({"relationship_type": "parent"})
+        );
+        // A list, but which one?
+        let turn = plan_for(Assistant::Gifts, after_gift_ideas("mua"));
+        assert!(turn.calls.is_empty());
+        assert_eq!(
+            turn.text,
+            "Bạn muốn mua món nào? Hãy chọn một số từ 1 đến 3 (ví dụ: \"mua món 1\")."
+        );
+        let turn = plan_for(Assistant::Gifts, after_gift_ideas("mua món 7"));
+        assert!(turn.calls.is_empty());
+        assert_eq!(
+            turn.text,
+            "Danh sách gợi ý chỉ có 3 món. Bạn muốn mua món số mấy?"
+        );
+    }
+
+    #[test]
+    fn a_purchase_prepares_a_draft_then_commits_it_with_a_key_from_the_draft() {
+        let (history, call) = purchase("mua món 2", "drf_7K2M");
+        assert_eq!(call.name, CREATE_CHECKOUT_SESSION);
+        assert_eq!(
+            call.arguments,
+            r#"{"draft_id":"drf_7K2M","idempotency_key":"checkout-drf_7K2M"}"#
+        );
+        let input: shared::tools::CreateCheckoutSessionInput =
+            serde_json::from_str(&call.arguments).unwrap();
+        assert_eq!(input.idempotency_key, "checkout-drf_7K2M");
+        let ModelMessage::Assistant { text, .. } = history.last().unwrap() else {
+            panic!("the last message is the model's");
+        };
+        assert_eq!(
+            text,
+            "Bản nháp thanh toán (giả lập) cho Bộ dụng cụ làm vườn mini: 320.000 ₫ + phí giao \
+             30.000 ₫ = 350.000 ₫. Tôi tạo phiên thanh toán; bạn xác nhận trong biểu mẫu trước \
+             khi có gì xảy ra…"
+        );
+
+        let mut done = history.clone();
+        done.push(tool_result(
+            &call.id,
+            CREATE_CHECKOUT_SESSION,
+            &checkout("drf_7K2M"),
+        ));
+        let reply = plan_for(Assistant::Gifts, done);
+        assert_eq!(
+            reply.text,
+            "Đã tạo thanh toán (giả lập) chk_9P3Q cho Bộ dụng cụ làm vườn mini: 350.000 ₫. \
+             Không có tiền thật nào bị trừ."
+        );
+        assert!(reply.calls.is_empty());
+        assert_eq!(reply.finish, FinishReason::Stop);
+
+        // English, and a result without the name or total: both come from the draft.
+        let (mut history, call) = purchase("buy #2", "drf_7K2M");
+        history.push(tool_result(
+            &call.id,
+            CREATE_CHECKOUT_SESSION,
+            &json!({"ok": true, "checkout_id": "chk_1"}),
+        ));
+        assert_eq!(
+            plan_for(Assistant::Gifts, history).text,
+            "Created a simulated checkout chk_1 for Bộ dụng cụ làm vườn mini: 350.000 ₫. No real \
+             money was charged."
+        );
+    }
+
+    #[test]
+    fn buying_the_same_draft_again_reuses_the_idempotency_key() {
+        let (mut history, first) = purchase("mua món 2", "drf_7K2M");
+        history.push(tool_result(&first.id, CREATE_CHECKOUT_SESSION, &declined()));
+        let reply = plan_for(Assistant::Gifts, history.clone());
+        assert_eq!(reply.text, "Chưa mua gì cả.");
+        assert!(reply.calls.is_empty());
+        history.push(reply.assistant());
+
+        // The person changes their mind: the same gift gives the same open draft.
+        history.push(user("mua món 2"));
+        let prepare = plan_for(Assistant::Gifts, history.clone());
+        let call = prepare.only_call().clone();
+        assert_eq!(call.arguments, r#"{"gift_id":"g-garden-kit"}"#);
+        history.push(prepare.assistant());
+        history.push(tool_result(&call.id, PREPARE_CHECKOUT, &draft("drf_7K2M")));
+        let again = plan_for(Assistant::Gifts, history.clone());
+        assert_eq!(again.only_call().name, CREATE_CHECKOUT_SESSION);
+        assert_eq!(again.only_call().arguments, first.arguments);
+        assert_ne!(again.only_call().id, first.id);
+
+        // A new draft gets a new key.
+        let (_, other) = purchase("mua món 2", "drf_9X");
+        assert_eq!(
+            other.arguments,
+            r#"{"draft_id":"drf_9X","idempotency_key":"checkout-drf_9X"}"#
+        );
+        assert_eq!(checkout_key("drf 1/ä"), "checkout-drf-1--");
+    }
+
+    #[test]
+    fn a_failed_or_declined_checkout_says_nothing_was_bought() {
+        for (text, result, expected) in [
+            ("mua món 2", declined(), "Chưa mua gì cả."),
+            ("buy #2", declined(), "Nothing was bought."),
+            (
+                "mua món 2",
+                failed("DRAFT_ALREADY_COMMITTED", "This draft was already bought."),
+                "Chưa mua được: This draft was already bought.",
+            ),
+            (
+                "buy #2",
+                failed(
+                    "IDEMPOTENCY_KEY_IN_USE",
+                    "A checkout with this key is still running.",
+                ),
+                "Nothing was bought: A checkout with this key is still running.",
+            ),
+            (
+                "mua món 2",
+                json!({"ok": true, "draft_id": "drf_7K2M"}),
+                "Kết quả thanh toán không có mã thanh toán, nên tôi không thể xác nhận là đã mua.",
+            ),
+        ] {
+            let (mut history, call) = purchase(text, "drf_7K2M");
+            history.push(tool_result(&call.id, CREATE_CHECKOUT_SESSION, &result));
+            let reply = plan_for(Assistant::Gifts, history);
+            assert_eq!(reply.text, expected, "{result}");
+            assert!(reply.calls.is_empty());
+            assert!(!reply.text.contains("Đã tạo"), "{}", reply.text);
+        }
+        // A failed draft does not go on to checkout.
+        let mut history = after_gift_ideas("mua món 2");
+        let prepare = plan_for(Assistant::Gifts, history.clone());
+        history.push(prepare.assistant());
+        history.push(tool_result(
+            &prepare.only_call().id,
+            PREPARE_CHECKOUT,
+            &failed("NOT_FOUND", "No gift g-garden-kit."),
+        ));
+        let reply = plan_for(Assistant::Gifts, history);
+        assert_eq!(reply.text, "Chưa mua được: No gift g-garden-kit.");
+        assert!(reply.calls.is_empty());
+    }
+}

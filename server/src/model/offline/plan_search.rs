@@ -1,0 +1,321 @@
+//! The restaurant assistant's search: the searchRestaurants call, the list it returns, and
+//! restaurants seen earlier in the conversation.
+
+use super::planner::{outcome, text_field, trim_message, Outcome, Planner};
+use super::read::{alternatives, Lang, Utterance};
+use super::reply::Reply;
+use super::SEARCH_RESTAURANTS;
+use crate::model::ModelMessage;
+use chrono::DateTime;
+use serde_json::{Map, Value};
+
+/// How many restaurants a search reply lists; more reads like a wall of text in a chat.
+const LISTED_RESTAURANTS: usize = 5;
+
+const LISTED_SLOTS: usize = 6;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Restaurant {
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) address: Option<String>,
+    pub(super) city: Option<String>,
+    pub(super) cuisine: Option<String>,
+    pub(super) price_level: Option<u64>,
+    pub(super) slots: Vec<String>,
+}
+
+pub(super) fn restaurants_of(value: &Value) -> Vec<Restaurant> {
+    let Some(list) = value.get("restaurants").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|entry| {
+            let slots = entry
+                .get("freeSlots")
+                .and_then(Value::as_array)
+                .map(|slots| {
+                    slots
+                        .iter()
+                        .filter_map(|slot| text_field(slot, "startsAt"))
+                        .filter_map(|at| DateTime::parse_from_rfc3339(at).ok())
+                        .map(|at| at.format("%H:%M").to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(Restaurant {
+                id: text_field(entry, "id")?.to_owned(),
+                name: text_field(entry, "name")?.to_owned(),
+                address: text_field(entry, "address").map(str::to_owned),
+                city: text_field(entry, "city").map(str::to_owned),
+                cuisine: text_field(entry, "cuisine").map(str::to_owned),
+                price_level: entry.get("priceLevel").and_then(Value::as_u64),
+                slots,
+            })
+        })
+        .collect()
+}
+
+impl Planner<'_> {
+    pub(super) fn search(&self) -> Reply {
+        let Some(city) = self.user.cities().first().copied() else {
+            return self.ask_city(self.lang.pick(
+                "Bạn muốn tìm nhà hàng ở thành phố nào?",
+                "Which city should I look for restaurants in?",
+            ));
+        };
+        let mut arguments = Map::new();
+        arguments.insert("city".into(), Value::from(city));
+        if let Some(cuisine) = self.user.cuisine(self.lang) {
+            arguments.insert("cuisine".into(), Value::from(cuisine));
+        }
+        if let Some(size) = self.user.party_size() {
+            arguments.insert("partySize".into(), Value::from(size));
+        }
+        if let Some(date) = self.user.date(self.today()) {
+            arguments.insert("date".into(), Value::from(date.to_string()));
+        }
+        let text = match self.lang {
+            Lang::Vi => format!("Để tôi tìm nhà hàng ở {city}…"),
+            Lang::En => format!("Let me look for restaurants in {city}…"),
+        };
+        Reply::call(
+            text,
+            SEARCH_RESTAURANTS,
+            Value::Object(arguments).to_string(),
+        )
+    }
+
+    pub(super) fn ask_city(&self, question: &str) -> Reply {
+        let cities = self.lang.pick(
+            "Tôi có thông tin ở Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng và Huế.",
+            "I cover Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng and Huế.",
+        );
+        Reply::text(format!("{question} {cities}"))
+    }
+
+    /// Restaurants of each successful search, oldest search first.
+    pub(super) fn search_results(&self) -> Vec<Vec<Restaurant>> {
+        self.messages
+            .iter()
+            .filter_map(|message| match message {
+                ModelMessage::ToolResult {
+                    name,
+                    content,
+                    is_error,
+                    ..
+                } if name == SEARCH_RESTAURANTS => match outcome(content, *is_error) {
+                    Outcome::Ok(value) => Some(restaurants_of(&value)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub(super) fn restaurant_name(&self, id: &str) -> Option<String> {
+        self.search_results()
+            .into_iter()
+            .rev()
+            .flatten()
+            .find(|restaurant| restaurant.id == id)
+            .map(|restaurant| restaurant.name)
+    }
+
+    pub(super) fn search_report(&self, value: &Value, restaurants: &[Restaurant]) -> String {
+        if restaurants.is_empty() {
+            let reason = text_field(value, "noResultsReason");
+            return match (self.lang, reason) {
+                (Lang::Vi, Some(reason)) => format!(
+                    "Không tìm thấy nhà hàng phù hợp: {}. Bạn thử đổi tiêu chí (thành phố, món \
+                     ăn, số người hoặc ngày) nhé.",
+                    trim_message(reason)
+                ),
+                (Lang::Vi, None) => "Không tìm thấy nhà hàng phù hợp. Bạn thử đổi tiêu chí \
+                                     (thành phố, món ăn, số người hoặc ngày) nhé."
+                    .to_owned(),
+                (Lang::En, Some(reason)) => format!(
+                    "No restaurants matched: {}. Try changing the criteria (city, cuisine, party \
+                     size or date).",
+                    trim_message(reason)
+                ),
+                (Lang::En, None) => "No restaurants matched. Try changing the criteria (city, \
+                                     cuisine, party size or date)."
+                    .to_owned(),
+            };
+        }
+        let count = restaurants.len();
+        let header = match (self.lang, count > LISTED_RESTAURANTS) {
+            (Lang::Vi, false) => format!("Tôi tìm được {count} nhà hàng:"),
+            (Lang::Vi, true) => {
+                format!("Tôi tìm được {count} nhà hàng, đây là {LISTED_RESTAURANTS} nơi đầu tiên:")
+            }
+            (Lang::En, false) => format!("I found {count} restaurant(s):"),
+            (Lang::En, true) => {
+                format!("I found {count} restaurants; here are the first {LISTED_RESTAURANTS}:")
+            }
+        };
+        let mut lines = vec![header];
+        for restaurant in restaurants.iter().take(LISTED_RESTAURANTS) {
+            lines.push(self.restaurant_line(restaurant));
+        }
+        lines.join("\n")
+    }
+
+    fn restaurant_line(&self, restaurant: &Restaurant) -> String {
+        let mut line = format!("- {}", restaurant.name);
+        if let Some(address) = &restaurant.address {
+            line.push_str(&format!(" — {address}"));
+        }
+        let mut details = Vec::new();
+        if let Some(cuisine) = &restaurant.cuisine {
+            details.push(cuisine.clone());
+        }
+        if let Some(level) = restaurant.price_level {
+            // Casting is safe: the level is clamped to 1..=4 first.
+            details.push("₫".repeat(level.clamp(1, 4) as usize));
+        }
+        if !details.is_empty() {
+            line.push_str(&format!(" ({})", details.join(", ")));
+        }
+        if !restaurant.slots.is_empty() {
+            let mut slots = restaurant
+                .slots
+                .iter()
+                .take(LISTED_SLOTS)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if restaurant.slots.len() > LISTED_SLOTS {
+                slots.push_str(", …");
+            }
+            line.push_str(&match self.lang {
+                Lang::Vi => format!(" · giờ còn trống: {slots}"),
+                Lang::En => format!(" · free at {slots}"),
+            });
+        }
+        line
+    }
+}
+
+/// The restaurant the message names, if any; the longest name wins ("Phở Thìn Bờ Hồ" over
+/// "Phở Thìn"), then the earliest candidate.
+pub(super) fn name_match<'r>(
+    utterance: &Utterance,
+    candidates: impl Iterator<Item = &'r Restaurant>,
+) -> Option<&'r Restaurant> {
+    const GENERIC_PREFIXES: &str = "nha hang|quan|restaurant";
+    let mut best: Option<(usize, &Restaurant)> = None;
+    for restaurant in candidates {
+        let name = Utterance::new(&restaurant.name);
+        let words: Vec<&str> = name.tokens.iter().map(|t| t.folded.as_str()).collect();
+        let mut spellings = vec![words.join(" ")];
+        for prefix in alternatives(GENERIC_PREFIXES) {
+            let prefix_len = prefix.split(' ').count();
+            if words.len() > prefix_len && words[..prefix_len].join(" ") == prefix {
+                let rest = words[prefix_len..].join(" ");
+                if rest.len() >= 4 {
+                    spellings.push(rest);
+                }
+            }
+        }
+        let matched = spellings
+            .iter()
+            .filter(|spelling| !spelling.is_empty())
+            .filter(|spelling| utterance.find(spelling, |t| &t.folded).is_some())
+            .map(|spelling| spelling.split(' ').count())
+            .max();
+        if let Some(length) = matched {
+            if best.is_none_or(|(best_length, _)| length > best_length) {
+                best = Some((length, restaurant));
+            }
+        }
+    }
+    best.map(|(_, restaurant)| restaurant)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{after_search, arguments, plan, tool_result, user};
+    use super::*;
+    use crate::model::{FinishReason, ProposedCall};
+    use serde_json::json;
+
+    #[test]
+    fn search_takes_cuisine_party_size_and_date() {
+        let turn = plan(vec![user("Gợi ý quán phở ở Hà Nội cho 4 người ngày mai")]);
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"city": "Hà Nội", "cuisine": "phở", "partySize": 4, "date": "2026-11-30"})
+        );
+        let english = plan(vec![user(
+            "Find Italian food in Da Lat for 3 on 2026-12-24",
+        )]);
+        assert_eq!(
+            arguments(english.only_call()),
+            json!({"city": "Đà Lạt", "cuisine": "Italian", "partySize": 3, "date": "2026-12-24"})
+        );
+    }
+
+    #[test]
+    fn words_that_only_look_like_cuisines_are_not_cuisines() {
+        // "gợi ý" is "suggest", "phố" is "street", "chủ nhật" is "Sunday".
+        let turn = plan(vec![user("Gợi ý nhà hàng ở phố cổ Hà Nội chủ nhật")]);
+        assert_eq!(arguments(turn.only_call()), json!({"city": "Hà Nội"}));
+        let japanese = plan(vec![user("tìm nhà hàng Nhật ở Huế")]);
+        assert_eq!(
+            arguments(japanese.only_call()),
+            json!({"city": "Huế", "cuisine": "Nhật"})
+        );
+    }
+
+    #[test]
+    fn search_without_a_city_asks_for_one() {
+        let turn = plan(vec![user("find me a vegetarian restaurant")]);
+        assert!(turn.calls.is_empty());
+        assert!(turn
+            .text
+            .starts_with("Which city should I look for restaurants in?"));
+    }
+
+    #[test]
+    fn search_results_are_listed_with_address_cuisine_price_and_slots() {
+        let turn = plan(after_search("x")[..3].to_vec());
+        assert_eq!(
+            turn.text,
+            "Tôi tìm được 2 nhà hàng:\n\
+             - Bún Chả Hương Liên — 24 Lê Văn Hưu, Hai Bà Trưng (bún chả, ₫)\n\
+             - Chả Cá Thăng Long — 21 Đường Thành, Hoàn Kiếm (chả cá, ₫₫) · giờ còn trống: \
+             18:00, 19:30"
+        );
+        assert_eq!(turn.finish, FinishReason::Stop);
+    }
+
+    #[test]
+    fn an_empty_search_gives_the_reason_and_suggests_other_criteria() {
+        let history = vec![
+            user("Find seafood in Hue"),
+            ModelMessage::Assistant {
+                text: String::new(),
+                calls: vec![ProposedCall {
+                    id: "call_1_0".into(),
+                    name: SEARCH_RESTAURANTS.into(),
+                    arguments: r#"{"city":"Huế","cuisine":"seafood"}"#.into(),
+                }],
+            },
+            tool_result(
+                "call_1_0",
+                SEARCH_RESTAURANTS,
+                &json!({"ok": true, "restaurants": [],
+                        "noResultsReason": "No seafood restaurants in Huế."}),
+            ),
+        ];
+        let turn = plan(history);
+        assert_eq!(
+            turn.text,
+            "No restaurants matched: No seafood restaurants in Huế. Try changing the criteria \
+             (city, cuisine, party size or date)."
+        );
+        assert!(turn.calls.is_empty());
+    }
+}

@@ -1,0 +1,843 @@
+//! Deciding what to say: which assistant's planner answers the latest message, and how tool
+//! results are read back. What each assistant does is in the `plan_*` modules.
+
+use super::plan_search::restaurants_of;
+use super::read::{Lang, Utterance};
+use super::reply::Reply;
+use super::{
+    Offered, BAD_ARGS_ARGUMENTS, BAD_JSON_ARGUMENTS, BAD_WEIGHT_ARGUMENTS, CANCEL_BOOKING,
+    CREATE_BOOKING, CREATE_CHECKOUT_SESSION, FAILING_CITY, GET_WEATHER, LIST_BOOKINGS,
+    PREPARE_CHECKOUT, SEARCH_RESTAURANTS, SHIPPING_QUOTE, SUGGEST_GIFTS, TRIGGER_BAD_ARGS,
+    TRIGGER_BAD_JSON, TRIGGER_BAD_WEIGHT, TRIGGER_LOOP, TRIGGER_TOOL_ERROR, TRIGGER_UNKNOWN_TOOL,
+    TRIGGER_ZERO_WEIGHT, UNKNOWN_TOOL_NAME, ZERO_WEIGHT_ARGUMENTS,
+};
+use crate::model::{ModelMessage, ProposedCall};
+use chrono::{DateTime, FixedOffset, NaiveDate};
+use serde_json::Value;
+use shared::tools::ToolName;
+
+/// Error messages come from tools; a bound keeps a runaway message out of the reply.
+const QUOTED_MESSAGE_CHARS: usize = 300;
+
+pub(super) fn join_names(names: &[&str], lang: Lang) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} {} {last}", init.join(", "), lang.pick("và", "and")),
+    }
+}
+
+/// A tool result as the model reads it.
+#[derive(Debug, Clone)]
+pub(super) enum Outcome {
+    Ok(Value),
+    Failed { code: String, message: String },
+    Unreadable,
+}
+
+pub(super) fn outcome(content: &str, is_error: bool) -> Outcome {
+    let Ok(value) = serde_json::from_str::<Value>(content) else {
+        return if is_error {
+            Outcome::Failed {
+                code: String::new(),
+                message: content.to_owned(),
+            }
+        } else {
+            Outcome::Unreadable
+        };
+    };
+    let ok = value.get("ok").and_then(Value::as_bool);
+    if ok == Some(false) || (ok.is_none() && is_error) {
+        let error = value.get("error");
+        let code = error
+            .and_then(|e| e.get("code"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let message = error
+            .and_then(|e| e.get("message").and_then(Value::as_str).or(e.as_str()))
+            .unwrap_or_default()
+            .to_owned();
+        Outcome::Failed { code, message }
+    } else if value.is_object() {
+        Outcome::Ok(value)
+    } else {
+        Outcome::Unreadable
+    }
+}
+
+pub(super) fn text_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+}
+
+/// The string value after `"key"` in text that is not valid JSON.
+pub(super) fn quoted_field<'t>(text: &'t str, key: &str) -> Option<&'t str> {
+    let needle = format!("\"{key}\"");
+    let after_key = &text[text.find(&needle)? + needle.len()..];
+    let after_colon = after_key.trim_start().strip_prefix(':')?.trim_start();
+    let value = after_colon.strip_prefix('"')?;
+    Some(&value[..value.find('"')?])
+}
+
+pub(super) struct Planner<'a> {
+    pub(super) messages: &'a [ModelMessage],
+    pub(super) now: DateTime<FixedOffset>,
+    /// The latest thing the person wrote; every decision is about it.
+    pub(super) user: Utterance,
+    pub(super) lang: Lang,
+    /// The tools this request offers; no other tool is ever called.
+    pub(super) offered: Offered,
+}
+
+impl<'a> Planner<'a> {
+    pub(super) fn new(
+        messages: &'a [ModelMessage],
+        now: DateTime<FixedOffset>,
+        offered: Offered,
+    ) -> Self {
+        let latest = messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                ModelMessage::User { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let user = Utterance::new(latest);
+        let lang = user.language();
+        Self {
+            messages,
+            now,
+            user,
+            lang,
+            offered,
+        }
+    }
+
+    pub(super) fn offers(&self, tool: ToolName) -> bool {
+        self.offered.has(tool)
+    }
+
+    pub(super) fn reply(&self) -> Reply {
+        match self.messages.last() {
+            Some(ModelMessage::User { .. }) => self.answer_user(),
+            Some(ModelMessage::ToolResult { .. }) => self.answer_results(),
+            _ => self.help(),
+        }
+    }
+
+    pub(super) fn today(&self) -> NaiveDate {
+        self.now.date_naive()
+    }
+
+    fn answer_user(&self) -> Reply {
+        let raw = self.user.raw.as_str();
+        if raw.contains(TRIGGER_UNKNOWN_TOOL) {
+            return Reply::call(
+                self.lang.pick("Để tôi thử…", "Let me try that…"),
+                UNKNOWN_TOOL_NAME,
+                "{}",
+            );
+        }
+        if raw.contains(TRIGGER_BAD_JSON) && self.offers(ToolName::CreateBooking) {
+            return Reply::call(
+                self.lang.pick("Để tôi đặt bàn…", "Let me book that…"),
+                CREATE_BOOKING,
+                BAD_JSON_ARGUMENTS,
+            );
+        }
+        if raw.contains(TRIGGER_TOOL_ERROR) && self.offers(ToolName::GetWeather) {
+            let arguments = serde_json::json!({ "city": FAILING_CITY }).to_string();
+            return Reply::call(
+                self.lang
+                    .pick("Để tôi xem thời tiết…", "Let me check the weather…"),
+                GET_WEATHER,
+                arguments,
+            );
+        }
+        if raw.contains(TRIGGER_LOOP) && self.offers(ToolName::GetWeather) {
+            return self.loop_call();
+        }
+        if raw.contains(TRIGGER_BAD_ARGS) && self.offers(ToolName::CreateBooking) {
+            return self.bad_args_call();
+        }
+        if self.offers(ToolName::ShippingQuote) {
+            if raw.contains(TRIGGER_BAD_WEIGHT) {
+                return self.quote_call(BAD_WEIGHT_ARGUMENTS.to_owned());
+            }
+            if raw.contains(TRIGGER_ZERO_WEIGHT) {
+                return self.quote_call(ZERO_WEIGHT_ARGUMENTS.to_owned());
+            }
+        }
+        if let Some(reply) = self.my_bookings() {
+            return reply;
+        }
+        if let Some(reply) = self.gifts() {
+            return reply;
+        }
+        if let Some(reply) = self.shipping() {
+            return reply;
+        }
+        if self.offers(ToolName::GetWeather) && self.user.is_weather() {
+            return self.weather();
+        }
+        if self.offers(ToolName::CreateBooking) && self.user.is_booking() {
+            return self.book();
+        }
+        if self.offers(ToolName::SearchRestaurants) && self.user.is_search() {
+            return self.search();
+        }
+        if self.offers(ToolName::CreateBooking) {
+            if let Some(reply) = self.follow_up() {
+                return reply;
+            }
+        }
+        self.help()
+    }
+
+    fn loop_call(&self) -> Reply {
+        let arguments = serde_json::json!({ "city": "Hà Nội" }).to_string();
+        Reply::call(
+            self.lang.pick(
+                "Để tôi xem thời tiết ở Hà Nội…",
+                "Let me check the weather in Hà Nội…",
+            ),
+            GET_WEATHER,
+            arguments,
+        )
+    }
+
+    fn bad_args_call(&self) -> Reply {
+        Reply::call(
+            self.lang.pick("Để tôi đặt bàn…", "Let me book that…"),
+            CREATE_BOOKING,
+            BAD_ARGS_ARGUMENTS,
+        )
+    }
+
+    pub(super) fn proposed_calls(&self) -> impl DoubleEndedIterator<Item = &'a ProposedCall> {
+        self.messages
+            .iter()
+            .filter_map(|message| match message {
+                ModelMessage::Assistant { calls, .. } => Some(calls.iter()),
+                _ => None,
+            })
+            .flatten()
+    }
+
+    pub(super) fn result_of(&self, call_id: &str) -> Option<Outcome> {
+        self.messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                ModelMessage::ToolResult {
+                    call_id: id,
+                    content,
+                    is_error,
+                    ..
+                } if id == call_id => Some(outcome(content, *is_error)),
+                _ => None,
+            })
+    }
+
+    fn help(&self) -> Reply {
+        if self.offered.restaurant() {
+            return Reply::text(self.lang.pick(
+                "Xin chào! Tôi có thể giúp bạn: xem thời tiết ở Hà Nội, TP. Hồ Chí Minh, Đà Lạt, \
+                 Đà Nẵng và Huế; tìm nhà hàng theo thành phố, món ăn và số người; đặt bàn (bạn \
+                 xác nhận trước khi tôi đặt); xem và huỷ các đặt chỗ của bạn. Bạn muốn bắt đầu \
+                 từ đâu?",
+                "Hi! I can help you check the weather in Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng \
+                 and Huế; find restaurants by city, cuisine and party size; book a table (you \
+                 confirm before anything is booked); and list or cancel your bookings. What would \
+                 you like to do?",
+            ));
+        }
+        if self.offered.gifts() {
+            return Reply::text(self.lang.pick(
+                "Xin chào! Tôi gợi ý quà tặng từ danh mục và có thể tạo thanh toán giả lập \
+                 (không trừ tiền thật). Món quà dành cho ai? Người đó bao nhiêu tuổi, thích gì, \
+                 và ngân sách của bạn khoảng bao nhiêu?",
+                "Hi! I suggest gifts from our catalogue and can create a simulated checkout (no \
+                 real money is charged). Who is the gift for? How old are they, what do they \
+                 like, and what is your budget?",
+            ));
+        }
+        if self.offered.shipping() {
+            return Reply::text(self.lang.pick(
+                "Xin chào! Tôi báo giá phí giao hàng theo công thức giả lập (đơn vị DEMO, không \
+                 phải tiền thật). Bạn gửi nội thành hay liên tỉnh, và gói hàng nặng bao nhiêu kg?",
+                "Hi! I quote shipping with a made-up formula (in DEMO, not real money). Is the \
+                 parcel local or regional, and how many kilograms does it weigh?",
+            ));
+        }
+        Reply::text(self.lang.pick(
+            "Xin chào! Hiện tôi không có công cụ nào để dùng, nên chỉ trò chuyện được thôi.",
+            "Hi! I have no tools to use right now, so I can only chat.",
+        ))
+    }
+
+    fn answer_results(&self) -> Reply {
+        if self.user.raw.contains(TRIGGER_LOOP) && self.offers(ToolName::GetWeather) {
+            return self.loop_call();
+        }
+        if self.user.raw.contains(TRIGGER_BAD_ARGS) && self.offers(ToolName::CreateBooking) {
+            return self.bad_args_call();
+        }
+        let start = self
+            .messages
+            .iter()
+            .rposition(|message| !matches!(message, ModelMessage::ToolResult { .. }))
+            .map_or(0, |index| index + 1);
+        let calls: &[ProposedCall] = match start.checked_sub(1).map(|i| &self.messages[i]) {
+            Some(ModelMessage::Assistant { calls, .. }) => calls,
+            _ => &[],
+        };
+        let mut results: Vec<(&str, &str, &str, bool)> = self.messages[start..]
+            .iter()
+            .filter_map(|message| match message {
+                ModelMessage::ToolResult {
+                    call_id,
+                    name,
+                    content,
+                    is_error,
+                } => Some((call_id.as_str(), name.as_str(), content.as_str(), *is_error)),
+                _ => None,
+            })
+            .collect();
+        // Answer in the order the calls were made, whatever order their results arrived in.
+        results.sort_by_key(|(id, ..)| {
+            calls
+                .iter()
+                .position(|call| call.id == *id)
+                .unwrap_or(usize::MAX)
+        });
+
+        let mut paragraphs = Vec::new();
+        let mut follow_up_calls = Vec::new();
+        for (call_id, name, content, is_error) in results {
+            let arguments = calls
+                .iter()
+                .find(|call| call.id == call_id)
+                .map_or("", |call| call.arguments.as_str());
+            match outcome(content, is_error) {
+                Outcome::Ok(value) => match name {
+                    GET_WEATHER => paragraphs.push(self.weather_report(&value, arguments)),
+                    SEARCH_RESTAURANTS => {
+                        let restaurants = restaurants_of(&value);
+                        paragraphs.push(self.search_report(&value, &restaurants));
+                        if follow_up_calls.is_empty() {
+                            if let Some((line, call)) = self.book_from_search(&restaurants) {
+                                paragraphs.push(line);
+                                follow_up_calls.push(call);
+                            }
+                        }
+                    }
+                    CREATE_BOOKING => paragraphs.push(self.booking_report(&value)),
+                    LIST_BOOKINGS => paragraphs.push(self.bookings_report(&value)),
+                    CANCEL_BOOKING => paragraphs.push(self.cancel_report(&value, arguments)),
+                    SUGGEST_GIFTS => paragraphs.push(self.gifts_report(&value)),
+                    PREPARE_CHECKOUT => {
+                        let (line, call) = self.draft_report(&value);
+                        paragraphs.push(line);
+                        if let Some(call) = call {
+                            if follow_up_calls.is_empty() {
+                                follow_up_calls.push(call);
+                            }
+                        }
+                    }
+                    CREATE_CHECKOUT_SESSION => {
+                        paragraphs.push(self.checkout_report(&value, arguments))
+                    }
+                    SHIPPING_QUOTE => paragraphs.push(self.quote_report(&value)),
+                    other => paragraphs.push(match self.lang {
+                        Lang::Vi => format!("Công cụ {other} đã chạy xong."),
+                        Lang::En => format!("The tool {other} finished."),
+                    }),
+                },
+                Outcome::Failed { code, message } => {
+                    paragraphs.push(self.failure_report(name, &code, &message, arguments));
+                }
+                Outcome::Unreadable => paragraphs.push(match self.lang {
+                    Lang::Vi => format!("Xin lỗi, tôi không đọc được kết quả của {name}."),
+                    Lang::En => format!("Sorry, I couldn't read the result of {name}."),
+                }),
+            }
+        }
+        if paragraphs.is_empty() {
+            return self.help();
+        }
+        Reply {
+            text: paragraphs.join("\n\n"),
+            calls: follow_up_calls,
+        }
+    }
+
+    fn failure_report(&self, name: &str, code: &str, message: &str, arguments: &str) -> String {
+        let quoted = trim_message(message);
+        let quoted = if quoted.is_empty() {
+            self.lang.pick("không rõ lý do", "no details").to_owned()
+        } else {
+            quoted
+        };
+        if code == "UNKNOWN_TOOL" || ToolName::parse(name).is_none() {
+            return match self.lang {
+                Lang::Vi => format!(
+                    "Xin lỗi, tôi đã gọi nhầm một công cụ không tồn tại ({name}): {quoted}."
+                ),
+                Lang::En => {
+                    format!("Sorry, I tried to use a tool that doesn't exist ({name}): {quoted}.")
+                }
+            };
+        }
+        match name {
+            CREATE_BOOKING => return self.booking_failure(code, message, &quoted),
+            LIST_BOOKINGS => {
+                return match self.lang {
+                    Lang::Vi => {
+                        format!("Xin lỗi, tôi không xem được các đặt chỗ của bạn: {quoted}.")
+                    }
+                    Lang::En => format!("Sorry, I couldn't list your bookings: {quoted}."),
+                }
+            }
+            CANCEL_BOOKING => return self.cancel_failure(code, &quoted, arguments),
+            SUGGEST_GIFTS => {
+                return match self.lang {
+                    Lang::Vi => format!("Xin lỗi, tôi không lấy được gợi ý quà: {quoted}."),
+                    Lang::En => format!("Sorry, I couldn't get gift ideas: {quoted}."),
+                }
+            }
+            PREPARE_CHECKOUT | CREATE_CHECKOUT_SESSION => {
+                return self.checkout_failure(code, &quoted)
+            }
+            SHIPPING_QUOTE => return self.quote_failure(code, message, &quoted),
+            _ => {}
+        }
+        if code == "DECLINED" {
+            return self
+                .lang
+                .pick(
+                    "Bạn đã từ chối nên tôi không thực hiện yêu cầu đó. Bạn muốn thay đổi gì?",
+                    "You declined, so I didn't go ahead. What would you like to change?",
+                )
+                .to_owned();
+        }
+        if name == GET_WEATHER {
+            let city = serde_json::from_str::<Value>(arguments)
+                .ok()
+                .and_then(|args| text_field(&args, "city").map(str::to_owned));
+            return match (self.lang, city) {
+                (Lang::Vi, Some(city)) => {
+                    format!("Xin lỗi, tôi không lấy được dự báo thời tiết cho {city}: {quoted}.")
+                }
+                (Lang::Vi, None) => {
+                    format!("Xin lỗi, tôi không lấy được dự báo thời tiết: {quoted}.")
+                }
+                (Lang::En, Some(city)) => {
+                    format!("Sorry, I couldn't get the weather forecast for {city}: {quoted}.")
+                }
+                (Lang::En, None) => {
+                    format!("Sorry, I couldn't get the weather forecast: {quoted}.")
+                }
+            };
+        }
+        match self.lang {
+            Lang::Vi => format!("Xin lỗi, tôi không tìm được nhà hàng: {quoted}."),
+            Lang::En => format!("Sorry, the restaurant search failed: {quoted}."),
+        }
+    }
+
+    pub(super) fn last_assistant_text(&self) -> Option<&str> {
+        self.messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                ModelMessage::Assistant { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+    }
+
+    /// The person's earlier messages (newest first, the latest left out) back to the last
+    /// turn that called `tool`: what they said about the request that is still open.
+    pub(super) fn open_request_messages(&self, tool: &str) -> Vec<Utterance> {
+        let mut earlier = Vec::new();
+        let mut seen_latest = false;
+        for message in self.messages.iter().rev() {
+            match message {
+                ModelMessage::User { text } => {
+                    if seen_latest {
+                        earlier.push(Utterance::new(text));
+                    }
+                    seen_latest = true;
+                }
+                ModelMessage::Assistant { calls, .. } if calls.iter().any(|c| c.name == tool) => {
+                    break;
+                }
+                _ => {}
+            }
+        }
+        earlier
+    }
+
+    pub(super) fn called_since_user(&self, tool: &str) -> bool {
+        self.messages
+            .iter()
+            .rev()
+            .take_while(|message| !matches!(message, ModelMessage::User { .. }))
+            .any(|message| match message {
+                ModelMessage::Assistant { calls, .. } => calls.iter().any(|call| call.name == tool),
+                _ => false,
+            })
+    }
+
+    /// The value of the latest successful result of `tool`.
+    pub(super) fn latest_ok(&self, tool: &str) -> Option<Value> {
+        self.messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                ModelMessage::ToolResult {
+                    name,
+                    content,
+                    is_error,
+                    ..
+                } if name == tool => match outcome(content, *is_error) {
+                    Outcome::Ok(value) => Some(value),
+                    _ => None,
+                },
+                _ => None,
+            })
+    }
+}
+
+/// A tool's message, one line, bounded, without a trailing full stop (the reply adds one).
+pub(super) fn trim_message(message: &str) -> String {
+    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut bounded: String = line.chars().take(QUOTED_MESSAGE_CHARS).collect();
+    if bounded.len() < line.len() {
+        bounded.push('…');
+    }
+    bounded.trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{
+        after_gift_ideas, arguments, assemble, draft, model, plan, plan_for, request, tool_result,
+        user, validation_error,
+    };
+    use super::*;
+    use crate::model::FinishReason;
+    use serde_json::json;
+    use shared::tools::Assistant;
+
+    fn call_message(id: &str, name: &str, arguments: &str) -> ModelMessage {
+        ModelMessage::Assistant {
+            text: String::new(),
+            calls: vec![ProposedCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: arguments.into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn odd_tool_results_do_not_panic() {
+        for content in [
+            "",
+            "not json",
+            "[]",
+            "{\"ok\":true}",
+            "{\"ok\":true,\"days\":7}",
+            "null",
+            "{\"ok\":true,\"gifts\":7,\"bookings\":[1,\"x\"],\"booking\":\"x\"}",
+            "{\"ok\":true,\"draft_id\":5,\"checkout_id\":[],\"amount\":7}",
+            "{\"ok\":true,\"gifts\":[{\"gift_id\":1}],\"bookings\":[{}]}",
+        ] {
+            for name in [
+                GET_WEATHER,
+                SEARCH_RESTAURANTS,
+                CREATE_BOOKING,
+                LIST_BOOKINGS,
+                CANCEL_BOOKING,
+                SUGGEST_GIFTS,
+                PREPARE_CHECKOUT,
+                CREATE_CHECKOUT_SESSION,
+                SHIPPING_QUOTE,
+                "launchRocket",
+            ] {
+                for is_error in [false, true] {
+                    let history = vec![
+                        user("đặt bàn ở Hà Nội"),
+                        ModelMessage::Assistant {
+                            text: String::new(),
+                            calls: vec![ProposedCall {
+                                id: "call_1_0".into(),
+                                name: name.into(),
+                                arguments: "{\"city\":".into(),
+                            }],
+                        },
+                        ModelMessage::ToolResult {
+                            call_id: "call_1_0".into(),
+                            name: name.into(),
+                            content: content.into(),
+                            is_error,
+                        },
+                    ];
+                    let turn = plan(history);
+                    assert!(!turn.text.is_empty());
+                    if name == CREATE_BOOKING {
+                        assert!(!turn.text.contains("thành công"), "{}", turn.text);
+                    }
+                    assert!(!turn.text.contains("Đã huỷ"), "{}", turn.text);
+                    assert!(!turn.text.contains("Đã tạo thanh toán"), "{}", turn.text);
+                    assert!(!turn.text.contains("Phí giao hàng"), "{}", turn.text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn trigger_unknown_tool() {
+        let turn = plan(vec![user("#unknown-tool")]);
+        let call = turn.only_call();
+        assert_eq!(call.name, "launchRocket");
+        assert_eq!(call.arguments, "{}");
+        let after = plan(vec![
+            user("#unknown-tool"),
+            turn.assistant(),
+            tool_result(
+                &call.id,
+                "launchRocket",
+                &json!({"ok": false, "error": {
+                "code": "UNKNOWN_TOOL",
+                "message": "Unknown tool launchRocket; available: getWeather, searchRestaurants",
+                "retryable": false}}),
+            ),
+        ]);
+        assert!(after.calls.is_empty());
+        assert!(
+            after.text.starts_with(
+                "Sorry, I tried to use a tool that doesn't exist (launchRocket): Unknown tool"
+            ),
+            "{}",
+            after.text
+        );
+    }
+
+    #[test]
+    fn trigger_bad_json() {
+        let turn = plan(vec![user("đặt bàn #bad-json")]);
+        let call = turn.only_call();
+        assert_eq!(call.name, CREATE_BOOKING);
+        assert_eq!(
+            call.arguments,
+            r#"{"restaurantId": "hn-cha-ca-thang-long", "partySize": }"#
+        );
+        assert!(serde_json::from_str::<Value>(&call.arguments).is_err());
+        let after = plan(vec![
+            user("đặt bàn #bad-json"),
+            turn.assistant(),
+            tool_result(
+                &call.id,
+                CREATE_BOOKING,
+                &validation_error(
+                    "Invalid arguments: arguments are not valid JSON (expected value)",
+                ),
+            ),
+        ]);
+        assert!(after.calls.is_empty());
+        assert_eq!(
+            after.text,
+            "Chưa có bàn nào được đặt: Invalid arguments: arguments are not valid JSON (expected \
+             value)."
+        );
+    }
+
+    #[test]
+    fn trigger_tool_error() {
+        let turn = plan(vec![user("weather #tool-error")]);
+        let call = turn.only_call();
+        assert_eq!(call.name, GET_WEATHER);
+        assert_eq!(arguments(call), json!({"city": "#fail"}));
+        let after = plan(vec![
+            user("weather #tool-error"),
+            turn.assistant(),
+            tool_result(
+                &call.id,
+                GET_WEATHER,
+                &json!({"ok": false, "error": {
+                "code": "EXECUTION_FAILED", "message": "The weather service failed.",
+                "retryable": false}}),
+            ),
+        ]);
+        assert!(after.calls.is_empty());
+        assert_eq!(
+            after.text,
+            "Sorry, I couldn't get the weather forecast for #fail: The weather service failed."
+        );
+    }
+
+    #[test]
+    fn trigger_loop_keeps_calling() {
+        let mut history = vec![user("#loop")];
+        for turn_number in 1..=4 {
+            let turn = plan(history.clone());
+            let call = turn.only_call();
+            assert_eq!(call.name, GET_WEATHER);
+            assert_eq!(call.id, format!("call_{turn_number}_0"));
+            assert_eq!(arguments(call), json!({"city": "Hà Nội"}));
+            assert_eq!(turn.finish, FinishReason::ToolCalls);
+            history.push(turn.assistant());
+            history.push(tool_result(
+                &call.id,
+                GET_WEATHER,
+                &json!({"ok": true, "city": "Hà Nội", "days": []}),
+            ));
+        }
+        // A new message without the trigger ends the loop.
+        history.push(user("thanks"));
+        assert!(plan(history).calls.is_empty());
+    }
+
+    #[test]
+    fn trigger_bad_args_keeps_proposing_the_same_invalid_call() {
+        let mut history = vec![user("#bad-args")];
+        for _ in 0..3 {
+            let turn = plan(history.clone());
+            let call = turn.only_call();
+            assert_eq!(call.name, CREATE_BOOKING);
+            assert_eq!(
+                call.arguments,
+                r#"{"restaurantId":"hn-cha-ca-thang-long","partySize":"bốn","startsAt":"tối mai"}"#
+            );
+            history.push(turn.assistant());
+            history.push(tool_result(
+                &call.id,
+                CREATE_BOOKING,
+                &validation_error(
+                    "Invalid arguments: partySize: expected integer, received string",
+                ),
+            ));
+        }
+    }
+
+    #[test]
+    fn greeting_in_the_persons_language() {
+        assert!(plan(vec![user("hello")])
+            .text
+            .starts_with("Hi! I can help you"));
+        assert!(plan(vec![user("xin chào")])
+            .text
+            .starts_with("Xin chào! Tôi có thể giúp bạn"));
+        assert!(plan(Vec::new()).text.starts_with("Hi!"));
+        let turn = plan(vec![user("chào bạn")]);
+        assert!(turn.text.contains("đặt bàn"));
+        assert_eq!(turn.finish, FinishReason::Stop);
+    }
+
+    #[test]
+    fn each_assistant_calls_only_its_own_tools() {
+        let messages = [
+            "Thời tiết Hà Nội hôm nay thế nào?",
+            "Tìm nhà hàng ở Hà Nội",
+            "Đặt bàn ở Hà Nội cho 4 người tối mai lúc 19:00",
+            "Đặt chỗ của tôi",
+            "Huỷ đặt chỗ BK-1A2B3C4D",
+            "Gợi ý quà cho mẹ thích trà dưới 500k",
+            "gợi ý quán ăn",
+            "mua món 1",
+            "buy #2",
+            "Gửi 2,5 kg liên tỉnh",
+            "ship 2 kg local",
+            "#bad-json",
+            "#tool-error",
+            "#loop",
+            "#bad-args",
+            "#bad-weight",
+            "#zero-weight",
+            "xin chào",
+            "4 người",
+        ];
+        for assistant in Assistant::ALL {
+            for text in messages {
+                // plan_for fails on any call the assistant was not offered.
+                plan_for(assistant, vec![user(text)]);
+                plan_for(assistant, after_gift_ideas(text));
+            }
+        }
+        let offered = |assistant: Assistant, text: &str| {
+            plan_for(assistant, vec![user(text)])
+                .calls
+                .iter()
+                .map(|call| call.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            offered(Assistant::Gifts, "Thời tiết Hà Nội"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            offered(Assistant::Shipping, "Huỷ đặt chỗ BK-1A2B3C4D"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            offered(Assistant::Restaurant, "Gửi 2 kg nội thành"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            offered(Assistant::Restaurant, "quà cho mẹ"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            offered(Assistant::Shipping, "#bad-json"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            offered(Assistant::Restaurant, "#bad-weight"),
+            Vec::<String>::new()
+        );
+        assert!(plan_for(Assistant::Gifts, vec![user("xin chào")])
+            .text
+            .starts_with("Xin chào! Tôi gợi ý quà tặng"));
+        assert!(plan_for(Assistant::Shipping, vec![user("hello")])
+            .text
+            .starts_with("Hi! I quote shipping"));
+
+        // Without tools nothing is called, except the call whose point is a missing tool.
+        for text in messages {
+            let mut request = request(vec![user(text)]);
+            request.tools = Vec::new().into();
+            let turn = assemble(&model().plan_turn(&request));
+            assert!(turn.calls.is_empty(), "{text}: {turn:?}");
+        }
+        let mut request = request(vec![user("#unknown-tool")]);
+        request.tools = Vec::new().into();
+        assert_eq!(
+            assemble(&model().plan_turn(&request)).only_call().name,
+            "launchRocket"
+        );
+    }
+
+    #[test]
+    fn a_draft_is_not_bought_where_checkout_is_not_offered() {
+        // The restaurant assistant reading a gift draft (say, from an imported history).
+        let history = vec![
+            user("mua món 2"),
+            call_message(
+                "call_1_0",
+                PREPARE_CHECKOUT,
+                r#"{"gift_id":"g-garden-kit"}"#,
+            ),
+            tool_result("call_1_0", PREPARE_CHECKOUT, &draft("drf_7K2M")),
+        ];
+        let turn = plan_for(Assistant::Restaurant, history);
+        assert!(turn.calls.is_empty());
+        assert!(turn.text.ends_with("Chưa mua gì cả."), "{}", turn.text);
+    }
+}

@@ -112,6 +112,24 @@ async function signIn(page: Page, provider: Provider, assistant: string, challen
   expect(provider.saved?.access_token).toBeTruthy();
 }
 
+/** A person signs in from the challenge of an anonymous call, then their host proposes a
+ * booking: what the widget would get. */
+async function proposeBooking(page: Page, partySize: number, days: number) {
+  await page.goto('/bookings');
+  const anonymous = await connect('restaurant');
+  const args = { restaurantId: 'hn-cha-ca-thang-long', partySize, startsAt: evening(days) };
+  const refused = await anonymous.callTool({ name: 'createBooking', arguments: args });
+  const challenge = (refused._meta as Any)['mcp/www_authenticate'][0] as string;
+  await anonymous.close();
+  const provider = new Provider();
+  await signIn(page, provider, 'restaurant', challenge);
+  const client = await connect('restaurant', provider);
+  const proposed = await client.callTool({ name: 'createBooking', arguments: args });
+  const waiting = structured(proposed);
+  const token = (proposed._meta as Any)['datban/approvalToken'] as string;
+  return { client, challenge, waiting, token };
+}
+
 test('sign in over OAuth, book through an approval exactly once, see it on the web page, refresh, revoke', async ({
   page,
 }) => {
@@ -243,18 +261,7 @@ test('sign in over OAuth, book through an approval exactly once, see it on the w
 
 test('a decline books nothing, and another person cannot decide or see the call', async ({ page, browser }) => {
   test.setTimeout(60_000);
-  await page.goto('/bookings');
-  const anonymous = await connect('restaurant');
-  const args = { restaurantId: 'hn-cha-ca-thang-long', partySize: 3, startsAt: evening(4) };
-  const refused = await anonymous.callTool({ name: 'createBooking', arguments: args });
-  const challenge = (refused._meta as Any)['mcp/www_authenticate'][0] as string;
-  await anonymous.close();
-  const provider = new Provider();
-  await signIn(page, provider, 'restaurant', challenge);
-  const client = await connect('restaurant', provider);
-  const proposed = await client.callTool({ name: 'createBooking', arguments: args });
-  const waiting = structured(proposed);
-  const token = (proposed._meta as Any)['datban/approvalToken'] as string;
+  const { client, challenge, waiting, token } = await proposeBooking(page, 3, 4);
 
   // Someone else, signed in with their own account, holds the id and even the token.
   const otherContext = await browser.newContext();
@@ -287,18 +294,7 @@ test('a host without widgets: the person confirms on datban’s page, and the ho
   page,
 }) => {
   test.setTimeout(60_000);
-  await page.goto('/bookings');
-  const anonymous = await connect('restaurant');
-  const args = { restaurantId: 'hn-cha-ca-thang-long', partySize: 4, startsAt: evening(5) };
-  const refused = await anonymous.callTool({ name: 'createBooking', arguments: args });
-  const challenge = (refused._meta as Any)['mcp/www_authenticate'][0] as string;
-  await anonymous.close();
-  const provider = new Provider();
-  await signIn(page, provider, 'restaurant', challenge);
-  const client = await connect('restaurant', provider);
-  const proposed = await client.callTool({ name: 'createBooking', arguments: args });
-  const waiting = structured(proposed);
-  const token = (proposed._meta as Any)['datban/approvalToken'] as string;
+  const { client, waiting, token } = await proposeBooking(page, 4, 5);
 
   // The link opens the same confirmation form the page shows for its own calls.
   await page.goto(waiting.approvalUrl);

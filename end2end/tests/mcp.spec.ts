@@ -285,6 +285,19 @@ test.describe('MCP transport guards', () => {
     );
     const ok = await post('/mcp/shipping', {});
     expect(ok.headers.get('set-cookie')).toBeNull();
+    // Nor do OAuth clients, which are servers too; the consent page is the browser's.
+    const metadata = await fetch(`${base}/.well-known/oauth-authorization-server`);
+    expect(metadata.status).toBe(200);
+    expect(metadata.headers.get('set-cookie')).toBeNull();
+    const token = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=authorization_code&code=nothing',
+    });
+    // RFC 6749: a request that names no client is `invalid_client`, 401.
+    expect(token.status).toBe(401);
+    expect((await token.json()).error).toBe('invalid_client');
+    expect(token.headers.get('set-cookie')).toBeNull();
   });
 
   test('a body over the limit is refused and a batch of garbage is a protocol error', async () => {

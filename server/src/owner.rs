@@ -79,6 +79,16 @@ fn plausible(id: &str) -> bool {
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// Paths whose callers are not a person's browser: the MCP servers, the OAuth metadata and
+/// the endpoints OAuth clients call directly (the consent page and `/oauth/authorize` are
+/// the browser's, and keep its owner).
+fn acts_by_token(path: &str) -> bool {
+    path.starts_with("/mcp/")
+        || path.starts_with("/.well-known/oauth-")
+        || path == "/.well-known/openid-configuration"
+        || matches!(path, "/oauth/register" | "/oauth/token" | "/oauth/revoke")
+}
+
 /// Attaches an [`OwnerId`] to every request, issuing a new signed cookie when the request
 /// has none (or a forged one).
 pub async fn ensure_owner(
@@ -87,9 +97,10 @@ pub async fn ensure_owner(
     mut request: Request,
     next: Next,
 ) -> Response {
-    if request.uri().path().starts_with("/mcp/") {
-        // MCP clients are servers (or the MCP Inspector): who they act for comes from
-        // their bearer token only, never from a cookie, and they get none.
+    if acts_by_token(request.uri().path()) {
+        // MCP clients and OAuth clients are servers (or the MCP Inspector): who they act
+        // for comes from their bearer token or their grant only, never from a cookie, and
+        // they get none.
         return next.run(request).await;
     }
     let known = jar

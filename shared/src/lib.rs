@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod health;
+pub mod lang;
 pub mod message;
 pub mod partial_json;
 pub mod tools;

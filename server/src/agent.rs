@@ -14,7 +14,8 @@ use shared::{
     events::AgentEvent,
     message::{Message, MessageMetadata, MessagePart, RunStatus},
     tools::{
-        validate_arguments, Assistant, ErrorCode, ToolError, ToolInput, ToolName, ValidationContext,
+        validate_arguments, Assistant, Entity, ErrorCode, Rule, ToolError, ToolInput, ToolName,
+        ValidationContext,
     },
 };
 use tokio::sync::mpsc;
@@ -763,6 +764,12 @@ impl<'a> Run<'a> {
                         call.name,
                         self.assistant.available()
                     ),
+                )
+                .at(
+                    "",
+                    Rule::NoSuch {
+                        entity: Entity::Tool,
+                    },
                 );
                 self.input_error(&call, error);
                 continue;
@@ -777,6 +784,13 @@ impl<'a> Run<'a> {
                          Nothing was run.",
                         crate::security::MAX_ARGUMENT_BYTES / 1024
                     ),
+                )
+                .at(
+                    "",
+                    Rule::TooLarge {
+                        limit_kib: u32::try_from(crate::security::MAX_ARGUMENT_BYTES / 1024)
+                            .unwrap_or(u32::MAX),
+                    },
                 );
                 self.emit(AgentEvent::ToolInputError {
                     tool_call_id: call.id.clone(),
@@ -797,7 +811,8 @@ impl<'a> Run<'a> {
                             "Invalid arguments for {tool}: {invalid}. Nothing was run. Fix the \
                              arguments, or ask the user for what is missing; do not guess."
                         ),
-                    );
+                    )
+                    .with_issues(invalid.issues);
                     self.input_error(&call, error);
                     continue;
                 }
@@ -939,10 +954,13 @@ impl<'a> Run<'a> {
                 self.output_error(
                     &pending.tool_call_id,
                     tool,
-                    ExecError::Tool(ToolError::new(
-                        ErrorCode::ValidationError,
-                        format!("Invalid arguments for {tool}: {invalid}. Nothing was run."),
-                    )),
+                    ExecError::Tool(
+                        ToolError::new(
+                            ErrorCode::ValidationError,
+                            format!("Invalid arguments for {tool}: {invalid}. Nothing was run."),
+                        )
+                        .with_issues(invalid.issues),
+                    ),
                 );
                 return Decided::Answered;
             }

@@ -22,7 +22,7 @@ use serde_json::Value;
 use shared::{
     events::{AgentEvent, UI_MESSAGE_STREAM_VERSION},
     message::{Message, MessageMetadata, Role, RunStatus},
-    tools::{Assistant, ToolName},
+    tools::{Assistant, ToolName, ValidationIssue},
 };
 
 use crate::{
@@ -56,6 +56,9 @@ pub struct ApiError {
     /// For a decision on a call that was already decided: the call's part as stored, so a
     /// replayed decision learns what happened without anything running again.
     outcome: Option<Value>,
+    /// For a refused edit: which fields broke which rules, so the page can say it in the
+    /// person's language.
+    issues: Vec<ValidationIssue>,
 }
 
 impl ApiError {
@@ -65,6 +68,7 @@ impl ApiError {
             code,
             message: message.into(),
             outcome: None,
+            issues: Vec::new(),
         }
     }
 
@@ -113,11 +117,14 @@ impl IntoResponse for ApiError {
         struct Inner<'a> {
             code: &'a str,
             message: &'a str,
+            #[serde(skip_serializing_if = "<[ValidationIssue]>::is_empty")]
+            issues: &'a [ValidationIssue],
         }
         let body = Body {
             error: Inner {
                 code: self.code,
                 message: &self.message,
+                issues: &self.issues,
             },
             outcome: self.outcome.as_ref(),
         };
@@ -393,11 +400,14 @@ async fn approve(
             )
             .await
             .map_err(|rejected| match rejected {
-                EditRejected::Invalid(message) => ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "VALIDATION_ERROR",
-                    message,
-                ),
+                EditRejected::Invalid(error) => ApiError {
+                    issues: error.issues,
+                    ..ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "VALIDATION_ERROR",
+                        error.message,
+                    )
+                },
                 EditRejected::Internal => ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "INTERNAL",

@@ -4,6 +4,7 @@
 //! `wasm32-unknown-unknown`, so it may depend only on platform-neutral crates.
 
 pub mod events;
+pub mod explain;
 pub mod health;
 pub mod lang;
 pub mod message;

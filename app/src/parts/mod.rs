@@ -4,6 +4,8 @@
 
 use leptos::prelude::*;
 use shared::{
+    explain::explain,
+    lang::Lang,
     message::{MessagePart, ToolPart},
     tools::{ErrorClass, ErrorCode, ToolError},
 };
@@ -137,14 +139,11 @@ pub fn render_tool(part: ToolPart) -> PartView {
 
 /// The notice for a failed call, shaped by what kind of failure it is
 /// ([`ErrorCode::class`]), since each asks the person for something else: fix the input,
-/// try again, wait, or nothing at all. The root keeps the code in `data-error-code`.
+/// try again, wait, or nothing at all. The words come from the error's code and issues
+/// ([`shared::explain`]) in the page's language; the model-facing `message` is never
+/// shown. The root keeps the code in `data-error-code`.
 pub(crate) fn error_notice(title: String, error: Option<ToolError>) -> PartView {
-    let Some(ToolError {
-        code,
-        message,
-        retryable,
-    }) = error
-    else {
+    let Some(error) = error else {
         // Not yet answered by the server (an unknown tool still streaming): no code to show.
         return view! {
             <div class="notice notice-error" role="alert">
@@ -153,23 +152,30 @@ pub(crate) fn error_notice(title: String, error: Option<ToolError>) -> PartView 
         }
         .into_part_view();
     };
-    let look = NoticeLook::of(code, retryable);
+    let lang = page_lang();
+    let look = NoticeLook::of(error.code, error.retryable);
+    let words = explain(&error, lang);
     let role = if look.alert { "alert" } else { "status" };
     view! {
         <div
             class=format!("notice {}", look.class)
             role=role
-            data-error-code=code_name(code)
+            data-error-code=code_name(error.code)
             data-error-class=look.class_name
         >
-            <p class="notice-kind">{look.kind}</p>
+            <p class="notice-kind">{words.kind}</p>
             <p class="notice-title">{title}</p>
-            <p class="notice-message">{message}</p>
-            <p class="notice-help">{look.help}</p>
-            {look.retry.then(retry_button)}
+            <p class="notice-message">{words.reason}</p>
+            <p class="notice-help">{words.next_step}</p>
+            {look.retry.then(|| retry_button(lang))}
         </div>
     }
     .into_part_view()
+}
+
+/// The page's language, as the shell chose it.
+pub(crate) fn page_lang() -> Lang {
+    use_context::<Lang>().unwrap_or_default()
 }
 
 /// How a notice looks for one error code.
@@ -179,10 +185,6 @@ struct NoticeLook {
     class: &'static str,
     /// The error class's name, for `data-error-class`.
     class_name: &'static str,
-    /// A short label of the kind of failure.
-    kind: &'static str,
-    /// What the person can do.
-    help: &'static str,
     /// Whether to offer "Thử lại" (re-sending the last message).
     retry: bool,
     /// Whether it is announced as an alert (else as a status).
@@ -191,73 +193,23 @@ struct NoticeLook {
 
 impl NoticeLook {
     fn of(code: ErrorCode, retryable: bool) -> Self {
-        match code.class() {
-            ErrorClass::Validation => Self {
-                class: "notice-validation",
-                class_name: "validation",
-                kind: "Cần sửa thông tin",
-                help: "Thông tin gửi đi chưa hợp lệ nên chưa có gì được thực hiện — cần sửa lại thông tin rồi gửi lại.",
-                retry: false,
-                alert: true,
-            },
-            ErrorClass::Infrastructure => Self {
-                class: "notice-infrastructure",
-                class_name: "infrastructure",
-                kind: "Dịch vụ tạm thời không phản hồi",
-                help: if retryable {
-                    "Chưa có gì được thực hiện. Bạn có thể thử lại ngay bây giờ."
-                } else {
-                    "Chưa có gì được thực hiện. Vui lòng thử lại sau."
-                },
-                retry: retryable,
-                alert: true,
-            },
-            ErrorClass::Platform => match code {
-                ErrorCode::IdempotencyKeyInUse => Self {
-                    class: "notice-platform",
-                    class_name: "platform",
-                    kind: "Yêu cầu đang được xử lý",
-                    help: "Một yêu cầu giống hệt vẫn đang chạy. Đợi giây lát rồi thử lại — yêu cầu sẽ không bị thực hiện hai lần.",
-                    retry: true,
-                    alert: true,
-                },
-                ErrorCode::IdempotencyKeyReused => Self {
-                    class: "notice-platform",
-                    class_name: "platform",
-                    kind: "Mã yêu cầu đã được dùng",
-                    help: "Mã chống trùng lặp này đã dùng cho một yêu cầu khác, nên yêu cầu này không được thực hiện để tránh làm hai lần. Hãy bắt đầu lại thao tác.",
-                    retry: false,
-                    alert: true,
-                },
-                _ => Self {
-                    class: "notice-platform",
-                    class_name: "platform",
-                    kind: "Yêu cầu trùng lặp",
-                    help: "Yêu cầu này trùng với một yêu cầu trước nên không được thực hiện lại.",
-                    retry: retryable,
-                    alert: true,
-                },
-            },
-            ErrorClass::NotRun => Self {
-                class: "notice-not-run",
-                class_name: "not-run",
-                kind: "Không thực hiện",
-                help: "Lệnh này không chạy nên không có gì thay đổi.",
-                retry: false,
-                alert: false,
-            },
-            ErrorClass::Internal => Self {
-                class: "notice-error",
-                class_name: "internal",
-                kind: "Có lỗi xảy ra",
-                help: if retryable {
-                    "Lỗi phía hệ thống; chưa có gì được thực hiện. Thử lại sau."
-                } else {
-                    "Lỗi phía hệ thống; chưa có gì được thực hiện."
-                },
-                retry: false,
-                alert: true,
-            },
+        let (class, class_name) = match code.class() {
+            ErrorClass::Validation => ("notice-validation", "validation"),
+            ErrorClass::Infrastructure => ("notice-infrastructure", "infrastructure"),
+            ErrorClass::Platform => ("notice-platform", "platform"),
+            ErrorClass::NotRun => ("notice-not-run", "not-run"),
+            ErrorClass::Internal => ("notice-error", "internal"),
+        };
+        let retry = match code.class() {
+            ErrorClass::Infrastructure => retryable,
+            ErrorClass::Platform => code == ErrorCode::IdempotencyKeyInUse || retryable,
+            ErrorClass::Validation | ErrorClass::NotRun | ErrorClass::Internal => false,
+        };
+        Self {
+            class,
+            class_name,
+            retry,
+            alert: code.class() != ErrorClass::NotRun,
         }
     }
 }
@@ -272,7 +224,7 @@ fn code_name(code: ErrorCode) -> String {
 
 /// "Thử lại": sends the person's last message again through the chat's one send path.
 /// Shown only on the newest reply, since the last message is what that reply answered.
-fn retry_button() -> impl IntoView {
+fn retry_button(lang: Lang) -> impl IntoView {
     let chat = use_context::<ChatState>();
     let scope = use_context::<PartScope>();
     let newest = move || match (chat, scope) {
@@ -293,7 +245,7 @@ fn retry_button() -> impl IntoView {
                     }
                 }
             >
-                "Thử lại"
+                {lang.pick("Thử lại", "Try again")}
             </button>
         </Show>
     }
@@ -345,11 +297,10 @@ mod tests {
     fn each_class_asks_for_its_own_reaction() {
         let validation = NoticeLook::of(ErrorCode::ValidationError, false);
         assert_eq!(validation.class, "notice-validation");
-        assert_eq!(validation.kind, "Cần sửa thông tin");
         assert!(!validation.retry);
 
         let down = NoticeLook::of(ErrorCode::UpstreamUnavailable, true);
-        assert_eq!(down.kind, "Dịch vụ tạm thời không phản hồi");
+        assert_eq!(down.class, "notice-infrastructure");
         assert!(down.retry);
         // A retry is offered only when the server says one may work.
         assert!(!NoticeLook::of(ErrorCode::UpstreamTimeout, false).retry);

@@ -8,7 +8,10 @@ use serde_json::Value;
 use shared::{
     events::AgentEvent,
     message::{Message, RunStatus},
-    tools::{validate_arguments, Assistant, ToolInput, ToolName, ValidationContext},
+    tools::{
+        validate_arguments, Assistant, ErrorCode, Rule, ToolError, ToolInput, ToolName,
+        ValidationContext,
+    },
 };
 use tokio_util::sync::CancellationToken;
 
@@ -23,8 +26,9 @@ use crate::{
 #[derive(Debug)]
 pub enum EditRejected {
     /// The edit breaks the schema, a rule, or the data (the restaurant is closed then…):
-    /// the message says which, as precisely as for a model's call.
-    Invalid(String),
+    /// the error says which, as precisely as for a model's call, with its issues for the
+    /// person's sentence.
+    Invalid(ToolError),
     /// Checking it failed on our side (logged).
     Internal,
 }
@@ -42,12 +46,16 @@ pub async fn check_edit(
 ) -> Result<ToolInput, EditRejected> {
     if !edited.is_object() {
         return Err(EditRejected::Invalid(
-            "The edited input must be an object.".into(),
+            ToolError::new(
+                ErrorCode::ValidationError,
+                "The edited input must be an object.",
+            )
+            .at("", Rule::NotObject),
         ));
     }
     let now = (agent.clock)();
     let input = validate_arguments(tool, &edited.to_string(), &ValidationContext { now })
-        .map_err(|invalid| EditRejected::Invalid(invalid.to_string()))?;
+        .map_err(|invalid| EditRejected::Invalid(ToolError::from(invalid)))?;
     let ctx = ToolContext {
         db: agent.db.clone(),
         owner_id: owner_id.to_owned(),
@@ -59,7 +67,7 @@ pub async fn check_edit(
     };
     match tools::precheck(&input, &ctx).await {
         Ok(()) => Ok(input),
-        Err(ExecError::Tool(error)) => Err(EditRejected::Invalid(error.message)),
+        Err(ExecError::Tool(error)) => Err(EditRejected::Invalid(error)),
         Err(ExecError::Internal(details)) => {
             tracing::error!(%details, "precheck of edited input failed");
             Err(EditRejected::Internal)

@@ -351,13 +351,13 @@ impl Caller<'_> {
                 .await
                 {
                     Ok(input) => Some(input),
-                    Err(EditRejected::Invalid(message)) => {
+                    Err(EditRejected::Invalid(error)) => {
                         // The call stays pending: the person can fix the form and confirm.
                         return Ok(results::failure(
                             tool.as_str(),
                             Some(&args.approval_id),
                             "VALIDATION_ERROR",
-                            &message,
+                            &error.message,
                             false,
                             None,
                         ));

@@ -2,7 +2,7 @@
 //! and call id are the idempotency key).
 
 use chrono::{DateTime, FixedOffset, SecondsFormat};
-use shared::tools::{BookingStatus, CreateBookingInput, CreateBookingOutput};
+use shared::tools::{BookingStatus, CreateBookingInput, CreateBookingOutput, Entity, Rule};
 
 use super::{
     restaurants::{self, RestaurantRow},
@@ -27,25 +27,47 @@ fn check(
     input: &CreateBookingInput,
 ) -> Result<RestaurantRow, ExecError> {
     let Some(restaurant) = restaurant else {
-        return Err(ExecError::invalid(format!(
-            "restaurantId: no restaurant has the id \"{}\"; use an id from searchRestaurants",
-            input.restaurant_id
-        )));
+        return Err(ExecError::invalid_at(
+            "restaurantId",
+            Rule::NoSuch {
+                entity: Entity::Restaurant,
+            },
+            format!(
+                "restaurantId: no restaurant has the id \"{}\"; use an id from searchRestaurants",
+                input.restaurant_id
+            ),
+        ));
     };
     if !restaurant.is_open_for_seating(input.starts_at)? {
         let local = input.starts_at.with_timezone(&restaurant.offset()?);
-        return Err(ExecError::invalid(format!(
-            "startsAt: {} seats guests {} (last seating one hour before closing); {} is outside",
-            restaurant.name,
-            restaurant.opening_hours(),
-            local.format("%H:%M")
-        )));
+        let requested = local.format("%H:%M").to_string();
+        return Err(ExecError::invalid_at(
+            "startsAt",
+            Rule::OutsideHours {
+                restaurant: restaurant.name.clone(),
+                open: restaurant.opens_at.clone(),
+                close: restaurant.closes_at.clone(),
+                requested: requested.clone(),
+            },
+            format!(
+                "startsAt: {} seats guests {} (last seating one hour before closing); {requested} is outside",
+                restaurant.name,
+                restaurant.opening_hours(),
+            ),
+        ));
     }
     if i64::from(input.party_size) > restaurant.seats_per_slot {
-        return Err(ExecError::invalid(format!(
-            "partySize: {} takes at most {} guests per booking",
-            restaurant.name, restaurant.seats_per_slot
-        )));
+        return Err(ExecError::invalid_at(
+            "partySize",
+            Rule::PartyTooLarge {
+                restaurant: restaurant.name.clone(),
+                max: u32::try_from(restaurant.seats_per_slot).unwrap_or(0),
+            },
+            format!(
+                "partySize: {} takes at most {} guests per booking",
+                restaurant.name, restaurant.seats_per_slot
+            ),
+        ));
     }
     Ok(restaurant)
 }
@@ -195,7 +217,9 @@ fn replay(
         || row.party_size != i64::from(input.party_size)
         || !same_start
     {
-        return Err(ExecError::invalid(
+        return Err(ExecError::invalid_at(
+            "",
+            Rule::ConflictsWithEarlier,
             "this call already made a booking with other details; nothing was changed",
         ));
     }

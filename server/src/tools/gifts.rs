@@ -10,9 +10,9 @@ use std::cmp::Reverse;
 use chrono::SecondsFormat;
 use serde_json::json;
 use shared::tools::{
-    format_vnd, CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, ErrorCode,
-    GiftSuggestion, PrepareCheckoutInput, RelationshipType, SuggestGiftsInput, SuggestGiftsOutput,
-    ToolError, ToolName,
+    format_vnd, CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, Entity, ErrorCode,
+    GiftSuggestion, PrepareCheckoutInput, RelationshipType, Rule, SuggestGiftsInput,
+    SuggestGiftsOutput, ToolError, ToolName,
 };
 
 use super::{city::words, ExecError, ToolContext};
@@ -681,13 +681,21 @@ impl DraftRow {
 }
 
 fn gift_not_found(gift_id: &str) -> ExecError {
-    ExecError::Tool(ToolError::new(
-        ErrorCode::NotFound,
-        format!(
-            "gift_id: no gift has the id \"{gift_id}\"; use a gift_id from suggest_gifts. \
+    ExecError::Tool(
+        ToolError::new(
+            ErrorCode::NotFound,
+            format!(
+                "gift_id: no gift has the id \"{gift_id}\"; use a gift_id from suggest_gifts. \
              Nothing was prepared."
+            ),
+        )
+        .at(
+            "gift_id",
+            Rule::NoSuch {
+                entity: Entity::Gift,
+            },
         ),
-    ))
+    )
 }
 
 /// The same answer for a draft that does not exist and one of another person, so draft
@@ -699,6 +707,12 @@ fn draft_not_found(draft_id: &str) -> ToolError {
             "draft_id: no checkout draft has the id \"{draft_id}\"; call prepare_checkout for \
              the gift to get one. Nothing was bought."
         ),
+    )
+    .at(
+        "draft_id",
+        Rule::NoSuch {
+            entity: Entity::Draft,
+        },
     )
 }
 

@@ -11,7 +11,7 @@ pub mod weather;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use shared::tools::{ErrorCode, ToolError, ToolInput};
+use shared::tools::{ErrorCode, Rule, ToolError, ToolInput};
 
 use crate::db::Pool;
 
@@ -70,6 +70,12 @@ impl ExecError {
     /// A validation failure found by looking at data (the restaurant is closed then…).
     pub fn invalid(message: impl Into<String>) -> Self {
         ExecError::Tool(ToolError::new(ErrorCode::ValidationError, message))
+    }
+
+    /// A validation failure of one field against data, with the rule it broke, so the
+    /// person can be told in their language (the message stays the model's).
+    pub fn invalid_at(path: &str, rule: Rule, message: impl Into<String>) -> Self {
+        ExecError::Tool(ToolError::new(ErrorCode::ValidationError, message).at(path, rule))
     }
 }
 

@@ -8,8 +8,8 @@
 use chrono::{DateTime, FixedOffset, Utc};
 use serde_json::json;
 use shared::tools::{
-    BookingState, BookingSummary, CancelBookingInput, CancelBookingOutput, ErrorCode,
-    ListBookingsInput, ListBookingsOutput, ToolError,
+    BookingState, BookingSummary, CancelBookingInput, CancelBookingOutput, Entity, ErrorCode,
+    ListBookingsInput, ListBookingsOutput, Rule, ToolError,
 };
 use sqlx::AnyConnection;
 
@@ -141,6 +141,12 @@ fn not_found(booking_id: &str) -> ToolError {
         format!(
             "bookingId: you have no booking \"{booking_id}\"; use a bookingId from listBookings"
         ),
+    )
+    .at(
+        "bookingId",
+        Rule::NoSuch {
+            entity: Entity::Booking,
+        },
     )
 }
 

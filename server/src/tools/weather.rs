@@ -12,11 +12,11 @@ use std::time::Duration;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Deserialize;
 use shared::tools::{
-    DailyForecast, ErrorCode, GetWeatherInput, GetWeatherOutput, ToolError, WeatherCondition,
+    DailyForecast, ErrorCode, GetWeatherInput, GetWeatherOutput, Rule, ToolError, WeatherCondition,
 };
 
 use super::{
-    city::{canonical_city, cities_list, vietnam_today},
+    city::{canonical_city, cities_list, vietnam_today, CITIES},
     ExecError, ToolContext,
 };
 
@@ -167,18 +167,36 @@ pub async fn run(
         ));
     }
     if !(1..=7).contains(&input.days) {
-        return Err(ExecError::invalid(format!(
-            "days must be between 1 and 7, got {}",
-            input.days
-        )));
+        let rule = if input.days < 1 {
+            Rule::BelowMinimum {
+                min: 1.into(),
+                exclusive: false,
+            }
+        } else {
+            Rule::AboveMaximum {
+                max: 7.into(),
+                exclusive: false,
+            }
+        };
+        return Err(ExecError::invalid_at(
+            "days",
+            rule,
+            format!("days must be between 1 and 7, got {}", input.days),
+        ));
     }
     let Some((city, climate)) =
         canonical_city(typed).and_then(|city| climate(city).map(|climate| (city, climate)))
     else {
-        return Err(ExecError::invalid(format!(
-            "no forecast for \"{typed}\"; available cities: {}",
-            cities_list()
-        )));
+        return Err(ExecError::invalid_at(
+            "city",
+            Rule::UnknownCity {
+                available: CITIES.iter().map(|city| (*city).to_owned()).collect(),
+            },
+            format!(
+                "no forecast for \"{typed}\"; available cities: {}",
+                cities_list()
+            ),
+        ));
     };
     let days = match &ctx.upstreams.weather {
         Some(service) => {

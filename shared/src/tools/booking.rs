@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
+    Access, Risk, Rule, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
     SCOPE_BOOKINGS,
 };
 
@@ -81,11 +81,16 @@ impl Tool for CreateBooking {
     fn check(input: &Self::Input, ctx: &ValidationContext) -> Vec<ValidationIssue> {
         let mut issues = Vec::new();
         if input.restaurant_id.trim().is_empty() {
-            issues.push(ValidationIssue::new("restaurantId", "must not be blank"));
+            issues.push(ValidationIssue::broke(
+                "restaurantId",
+                Rule::Blank,
+                "must not be blank",
+            ));
         }
         if input.starts_at.with_timezone(&chrono::Utc) <= ctx.now {
-            issues.push(ValidationIssue::new(
+            issues.push(ValidationIssue::broke(
                 "startsAt",
+                Rule::InPast,
                 format!("{} is in the past", input.starts_at.to_rfc3339()),
             ));
         }

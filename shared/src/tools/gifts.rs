@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
+    Access, Risk, Rule, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
     SCOPE_CHECKOUT,
 };
 
@@ -153,16 +153,20 @@ impl Tool for SuggestGifts {
         let mut issues = Vec::new();
         if let (Some(min), Some(max)) = (input.budget_min, input.budget_max) {
             if min > max {
-                issues.push(ValidationIssue::new(
+                issues.push(ValidationIssue::broke(
                     "budget_min",
+                    Rule::MinAboveMax {
+                        max_field: "budget_max".to_owned(),
+                    },
                     format!("must not be greater than budget_max ({min} > {max})"),
                 ));
             }
         }
         for (index, interest) in input.interests.iter().enumerate() {
             if interest.trim().is_empty() {
-                issues.push(ValidationIssue::new(
+                issues.push(ValidationIssue::broke(
                     format!("interests.{index}"),
+                    Rule::Blank,
                     "must not be blank",
                 ));
             }
@@ -290,7 +294,11 @@ impl Tool for CreateCheckoutSession {
 
 fn blank(path: &str, value: &str) -> Vec<ValidationIssue> {
     if value.trim().is_empty() {
-        vec![ValidationIssue::new(path, "must not be blank")]
+        vec![ValidationIssue::broke(
+            path,
+            Rule::Blank,
+            "must not be blank",
+        )]
     } else {
         Vec::new()
     }

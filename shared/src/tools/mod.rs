@@ -7,6 +7,7 @@
 //! every `match` that must handle a new tool: the server's executor and the app's renderer.
 
 mod booking;
+mod error;
 mod gifts;
 mod my_bookings;
 mod restaurants;
@@ -16,6 +17,7 @@ mod validate;
 mod weather;
 
 pub use booking::{BookingStatus, CreateBooking, CreateBookingInput, CreateBookingOutput};
+pub use error::{Entity, ErrorClass, ErrorCode, Rule, ToolError, ValidationError, ValidationIssue};
 pub use gifts::{
     format_vnd, CheckoutDraft, CheckoutSession, CreateCheckoutSession, CreateCheckoutSessionInput,
     GiftSuggestion, PrepareCheckout, PrepareCheckoutInput, RelationshipType, SuggestGifts,
@@ -383,172 +385,6 @@ impl ToolInput {
 pub struct ValidationContext {
     /// The current time, passed in so rules are testable and the crate needs no clock.
     pub now: DateTime<Utc>,
-}
-
-/// One thing wrong with a tool's arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ValidationIssue {
-    /// Where, as a dotted path (`partySize`, `items.0.name`); empty for the whole document.
-    pub path: String,
-    /// What is wrong, short and specific.
-    pub message: String,
-}
-
-impl ValidationIssue {
-    /// An issue at `path`.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for ValidationIssue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
-}
-
-/// Why a tool's arguments were rejected: every issue found, in path order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ValidationError {
-    /// The issues; never empty.
-    pub issues: Vec<ValidationIssue>,
-}
-
-impl fmt::Display for ValidationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (index, issue) in self.issues.iter().enumerate() {
-            if index > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{issue}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ValidationError {}
-
-/// Machine-readable error codes of tool results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
-    /// The arguments broke the schema or a rule; the model should fix them.
-    ValidationError,
-    /// The model asked for a tool we do not have.
-    UnknownTool,
-    /// The tool failed for a reason on our side.
-    ExecutionFailed,
-    /// A service the tool needs did not answer.
-    UpstreamUnavailable,
-    /// A service the tool needs answered too slowly.
-    UpstreamTimeout,
-    /// The person declined the call.
-    Declined,
-    /// The person stopped the reply before the tool finished.
-    Cancelled,
-    /// The model's reply was cut off before the call's arguments were complete; not run.
-    Interrupted,
-    /// What the call refers to does not exist, or is not the person's (the same answer
-    /// either way, so ids cannot be probed).
-    NotFound,
-    /// The idempotency key was already used for a request with other arguments.
-    IdempotencyKeyReused,
-    /// A request with this idempotency key is still running; retry shortly.
-    IdempotencyKeyInUse,
-    /// The draft was already committed (by a request with another key).
-    DraftAlreadyCommitted,
-}
-
-/// The four kinds of failure, kept apart because each asks for a different reaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ErrorClass {
-    /// The arguments were wrong: the model (or the person, in a form) should fix them.
-    Validation,
-    /// Something the tool needs is down or slow: try again later.
-    Infrastructure,
-    /// A repeated or concurrent request, handled by idempotency.
-    Platform,
-    /// The call did not run or ended on purpose: declined, stopped, cut off.
-    NotRun,
-    /// A failure of ours; details are in the server log only.
-    Internal,
-}
-
-impl ErrorCode {
-    /// Which kind of failure this code is.
-    pub const fn class(self) -> ErrorClass {
-        match self {
-            ErrorCode::ValidationError
-            | ErrorCode::UnknownTool
-            | ErrorCode::NotFound
-            | ErrorCode::DraftAlreadyCommitted => ErrorClass::Validation,
-            ErrorCode::UpstreamUnavailable | ErrorCode::UpstreamTimeout => {
-                ErrorClass::Infrastructure
-            }
-            ErrorCode::IdempotencyKeyReused | ErrorCode::IdempotencyKeyInUse => {
-                ErrorClass::Platform
-            }
-            ErrorCode::Declined | ErrorCode::Cancelled | ErrorCode::Interrupted => {
-                ErrorClass::NotRun
-            }
-            ErrorCode::ExecutionFailed => ErrorClass::Internal,
-        }
-    }
-
-    /// Whether calling again later may succeed.
-    pub const fn retryable(self) -> bool {
-        matches!(
-            self,
-            ErrorCode::UpstreamUnavailable
-                | ErrorCode::UpstreamTimeout
-                | ErrorCode::IdempotencyKeyInUse
-        )
-    }
-}
-
-/// A tool failure as the model and the person see it; details stay in the server log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolError {
-    /// What kind of failure.
-    pub code: ErrorCode,
-    /// Short text for the model and the person; never a stack trace, SQL or path.
-    pub message: String,
-    /// Whether calling again later may succeed.
-    pub retryable: bool,
-}
-
-impl ToolError {
-    /// An error with the given code and message; retryable as the code says.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            retryable: code.retryable(),
-        }
-    }
-}
-
-impl fmt::Display for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl From<ValidationError> for ToolError {
-    fn from(error: ValidationError) -> Self {
-        ToolError::new(
-            ErrorCode::ValidationError,
-            format!("Invalid arguments: {error}"),
-        )
-    }
 }
 
 #[cfg(test)]

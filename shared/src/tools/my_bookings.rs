@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Access, BookingStatus, Risk, Tool, ToolDefinition, ToolName, ValidationContext,
+    Access, BookingStatus, Risk, Rule, Tool, ToolDefinition, ToolName, ValidationContext,
     ValidationIssue, SCOPE_BOOKINGS,
 };
 
@@ -141,7 +141,11 @@ impl Tool for CancelBooking {
 
     fn check(input: &Self::Input, _ctx: &ValidationContext) -> Vec<ValidationIssue> {
         if input.booking_id.trim().is_empty() {
-            vec![ValidationIssue::new("bookingId", "must not be blank")]
+            vec![ValidationIssue::broke(
+                "bookingId",
+                Rule::Blank,
+                "must not be blank",
+            )]
         } else {
             Vec::new()
         }

@@ -4,7 +4,9 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
+use super::{
+    Access, Risk, Rule, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
+};
 
 /// Marker type of the `searchRestaurants` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,14 +103,22 @@ impl Tool for SearchRestaurants {
     fn check(input: &Self::Input, _ctx: &ValidationContext) -> Vec<ValidationIssue> {
         let mut issues = Vec::new();
         if input.city.trim().is_empty() {
-            issues.push(ValidationIssue::new("city", "must not be blank"));
+            issues.push(ValidationIssue::broke(
+                "city",
+                Rule::Blank,
+                "must not be blank",
+            ));
         }
         if input
             .cuisine
             .as_deref()
             .is_some_and(|c| c.trim().is_empty())
         {
-            issues.push(ValidationIssue::new("cuisine", "must not be blank"));
+            issues.push(ValidationIssue::broke(
+                "cuisine",
+                Rule::Blank,
+                "must not be blank",
+            ));
         }
         issues
     }

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::{
     CancelBooking, CreateBooking, CreateCheckoutSession, GetWeather, ListBookings, PrepareCheckout,
-    SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolInput, ToolName, ValidationContext,
-    ValidationError, ValidationIssue,
+    Rule, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolInput, ToolName,
+    ValidationContext, ValidationError, ValidationIssue,
 };
 
 /// Parses and validates a tool call's raw argument text.
@@ -26,11 +26,17 @@ pub fn validate_arguments(
 ) -> Result<ToolInput, ValidationError> {
     // Some providers send an empty string for a call without arguments.
     let text = if raw.trim().is_empty() { "{}" } else { raw };
-    let value: Value = serde_json::from_str(text)
-        .map_err(|error| single_issue("", format!("arguments are not valid JSON ({error})")))?;
+    let value: Value = serde_json::from_str(text).map_err(|error| {
+        single_issue(
+            "",
+            Rule::NotJson,
+            format!("arguments are not valid JSON ({error})"),
+        )
+    })?;
     if !value.is_object() {
         return Err(single_issue(
             "",
+            Rule::NotObject,
             format!(
                 "expected an object of arguments, received {}",
                 type_name(&value)
@@ -38,7 +44,11 @@ pub fn validate_arguments(
         ));
     }
     let Some(validator) = validator(tool) else {
-        return Err(single_issue("", "this tool's schema is unavailable"));
+        return Err(single_issue(
+            "",
+            Rule::Other,
+            "this tool's schema is unavailable",
+        ));
     };
     let mut issues: Vec<ValidationIssue> = validator
         .iter_errors(&value)
@@ -72,7 +82,7 @@ fn typed<T: Tool>(value: Value, ctx: &ValidationContext) -> Result<T::Input, Val
     // The schema already holds; what is left is what only the type knows (date-time
     // parsing) and the cross-field rules.
     let input: T::Input = serde_json::from_value(value)
-        .map_err(|error| single_issue("", clean_serde_message(&error.to_string())))?;
+        .map_err(|error| single_issue("", Rule::Other, clean_serde_message(&error.to_string())))?;
     let issues = T::check(&input, ctx);
     if issues.is_empty() {
         Ok(input)
@@ -81,9 +91,9 @@ fn typed<T: Tool>(value: Value, ctx: &ValidationContext) -> Result<T::Input, Val
     }
 }
 
-fn single_issue(path: &str, message: impl Into<String>) -> ValidationError {
+fn single_issue(path: &str, rule: Rule, message: impl Into<String>) -> ValidationError {
     ValidationError {
-        issues: vec![ValidationIssue::new(path, message)],
+        issues: vec![ValidationIssue::broke(path, rule, message)],
     }
 }
 
@@ -137,27 +147,30 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-fn allowed_fields(tool: ToolName, parent: &str) -> String {
+/// The fields of the arguments object; empty below the top level, where the schema's
+/// nested objects would need their own lookup.
+fn allowed_fields(tool: ToolName, parent: &str) -> Vec<String> {
     if !parent.is_empty() {
-        return String::new();
+        return Vec::new();
     }
-    let schema = tool.input_schema();
-    let names: Vec<String> = schema
+    tool.input_schema()
         .get("properties")
         .and_then(Value::as_object)
         .map(|props| props.keys().cloned().collect())
-        .unwrap_or_default();
-    if names.is_empty() {
-        String::new()
-    } else {
-        format!(" (allowed: {})", names.join(", "))
+        .unwrap_or_default()
+}
+
+fn number(limit: &Value) -> serde_json::Number {
+    match limit {
+        Value::Number(number) => number.clone(),
+        _ => serde_json::Number::from(0),
     }
 }
 
 fn describe(tool: ToolName, error: &jsonschema::ValidationError<'_>) -> Vec<ValidationIssue> {
     let path = dotted(error.instance_path().as_str());
     let instance = error.instance();
-    let message = match error.kind() {
+    let (rule, message) = match error.kind() {
         ValidationErrorKind::Type { kind } => {
             // An optional field's schema allows null too; "expected integer" reads better.
             let expected = match kind {
@@ -169,47 +182,107 @@ fn describe(tool: ToolName, error: &jsonschema::ValidationError<'_>) -> Vec<Vali
                     .collect::<Vec<_>>()
                     .join(" or "),
             };
-            format!("expected {expected}, received {}", type_name(instance))
+            let message = format!("expected {expected}, received {}", type_name(instance));
+            (Rule::WrongType { expected }, message)
         }
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
-            return vec![ValidationIssue::new(
+            return vec![ValidationIssue::broke(
                 join(&path, name),
+                Rule::Missing,
                 "required field is missing",
             )];
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let allowed = allowed_fields(tool, &path);
+            let hint = if allowed.is_empty() {
+                String::new()
+            } else {
+                format!(" (allowed: {})", allowed.join(", "))
+            };
             return unexpected
                 .iter()
-                .map(|key| ValidationIssue::new(join(&path, key), format!("unknown field{allowed}")))
+                .map(|key| {
+                    ValidationIssue::broke(
+                        join(&path, key),
+                        Rule::UnknownField {
+                            allowed: allowed.clone(),
+                        },
+                        format!("unknown field{hint}"),
+                    )
+                })
                 .collect();
         }
-        ValidationErrorKind::Minimum { limit } => {
-            format!("must be at least {limit}, received {instance}")
-        }
-        ValidationErrorKind::Maximum { limit } => {
-            format!("must be at most {limit}, received {instance}")
-        }
-        ValidationErrorKind::ExclusiveMinimum { limit } => {
-            format!("must be greater than {limit}, received {instance}")
-        }
-        ValidationErrorKind::ExclusiveMaximum { limit } => {
-            format!("must be less than {limit}, received {instance}")
-        }
-        ValidationErrorKind::MinLength { limit: 1 } => "must not be empty".to_owned(),
-        ValidationErrorKind::MinLength { limit } => format!("must be at least {limit} characters"),
-        ValidationErrorKind::MaxLength { limit } => format!("must be at most {limit} characters"),
-        ValidationErrorKind::Format { format } if format == "date-time" => format!(
-            "expected an RFC 3339 date-time with offset such as 2026-12-24T19:00:00+07:00, received {instance}"
+        ValidationErrorKind::Minimum { limit } => (
+            Rule::BelowMinimum {
+                min: number(limit),
+                exclusive: false,
+            },
+            format!("must be at least {limit}, received {instance}"),
         ),
-        ValidationErrorKind::Format { format } if format == "date" => {
-            format!("expected a date as YYYY-MM-DD, received {instance}")
+        ValidationErrorKind::Maximum { limit } => (
+            Rule::AboveMaximum {
+                max: number(limit),
+                exclusive: false,
+            },
+            format!("must be at most {limit}, received {instance}"),
+        ),
+        ValidationErrorKind::ExclusiveMinimum { limit } => (
+            Rule::BelowMinimum {
+                min: number(limit),
+                exclusive: true,
+            },
+            format!("must be greater than {limit}, received {instance}"),
+        ),
+        ValidationErrorKind::ExclusiveMaximum { limit } => (
+            Rule::AboveMaximum {
+                max: number(limit),
+                exclusive: true,
+            },
+            format!("must be less than {limit}, received {instance}"),
+        ),
+        ValidationErrorKind::MinLength { limit: 1 } => (Rule::Blank, "must not be empty".to_owned()),
+        ValidationErrorKind::MinLength { limit } => (
+            Rule::TooShort { min: *limit },
+            format!("must be at least {limit} characters"),
+        ),
+        ValidationErrorKind::MaxLength { limit } => (
+            Rule::TooLong { max: *limit },
+            format!("must be at most {limit} characters"),
+        ),
+        ValidationErrorKind::MinItems { limit } => (
+            Rule::TooShort { min: *limit },
+            format!("must have at least {limit} items"),
+        ),
+        ValidationErrorKind::MaxItems { limit } => (
+            Rule::TooLong { max: *limit },
+            format!("must have at most {limit} items"),
+        ),
+        ValidationErrorKind::Format { format } if format == "date-time" => (
+            Rule::DateTimeFormat,
+            format!(
+                "expected an RFC 3339 date-time with offset such as 2026-12-24T19:00:00+07:00, received {instance}"
+            ),
+        ),
+        ValidationErrorKind::Format { format } if format == "date" => (
+            Rule::DateFormat,
+            format!("expected a date as YYYY-MM-DD, received {instance}"),
+        ),
+        ValidationErrorKind::Enum { options } => {
+            let allowed = options
+                .as_array()
+                .map(|values| {
+                    values
+                        .iter()
+                        .filter_map(|value| value.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (Rule::OneOf { allowed }, format!("must be one of {options}"))
         }
-        ValidationErrorKind::Enum { options } => format!("must be one of {options}"),
-        _ => error.to_string(),
+        _ => (Rule::Other, error.to_string()),
     };
-    vec![ValidationIssue::new(path, message)]
+    vec![ValidationIssue::broke(path, rule, message)]
 }
 
 /// serde's messages end with "at line 1 column 42"; the path already says where.

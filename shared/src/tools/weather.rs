@@ -4,7 +4,9 @@ use chrono::NaiveDate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
+use super::{
+    Access, Risk, Rule, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
+};
 
 /// Marker type of the `getWeather` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +93,11 @@ impl Tool for GetWeather {
 
     fn check(input: &Self::Input, _ctx: &ValidationContext) -> Vec<ValidationIssue> {
         if input.city.trim().is_empty() {
-            vec![ValidationIssue::new("city", "must not be blank")]
+            vec![ValidationIssue::broke(
+                "city",
+                Rule::Blank,
+                "must not be blank",
+            )]
         } else {
             Vec::new()
         }

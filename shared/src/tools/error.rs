@@ -1,0 +1,331 @@
+//! How a tool call fails, for its two readers: the model gets the precise English
+//! `message`, everyone else (the page, the offline model's sentences, other clients) the
+//! `code` and the structured [`ValidationIssue`]s, from which [`crate::explain`] writes a
+//! sentence in the person's language.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// One thing wrong with a tool's arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationIssue {
+    /// Where, as a dotted path (`partySize`, `items.0.name`); empty for the whole document.
+    pub path: String,
+    /// What is wrong, short and specific, in English for the model and the log.
+    pub message: String,
+    /// The rule that was broken, with its limits, for readers that write their own
+    /// sentence (the page, in the person's language).
+    #[serde(default)]
+    pub rule: Rule,
+}
+
+impl ValidationIssue {
+    /// An issue at `path` whose rule has no structure of its own ([`Rule::Other`]).
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::broke(path, Rule::Other, message)
+    }
+
+    /// An issue at `path` that broke `rule`.
+    pub fn broke(path: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+            rule,
+        }
+    }
+}
+
+/// Which rule an argument broke, with what a sentence about it needs (the limit, the
+/// opening hours…). Written as `{"kind": "outsideHours", "open": "06:00", …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Rule {
+    /// A rule with nothing more to say than its message.
+    #[default]
+    Other,
+    /// The arguments were not JSON at all.
+    NotJson,
+    /// The arguments were JSON but not an object.
+    NotObject,
+    /// The arguments were larger than the server reads.
+    TooLarge {
+        /// The limit, in KiB.
+        limit_kib: u32,
+    },
+    /// A required field is absent.
+    Missing,
+    /// A field the tool does not have.
+    UnknownField {
+        /// The fields the tool has, where known.
+        allowed: Vec<String>,
+    },
+    /// The value has the wrong JSON type.
+    WrongType {
+        /// The JSON type(s) expected, as in JSON Schema (`integer`, `string or null`).
+        expected: String,
+    },
+    /// A text that is empty or only spaces.
+    Blank,
+    /// A number below its minimum.
+    BelowMinimum {
+        /// The smallest allowed value (or the bound it must exceed, when `exclusive`).
+        min: serde_json::Number,
+        /// Whether the bound itself is not allowed.
+        exclusive: bool,
+    },
+    /// A number above its maximum.
+    AboveMaximum {
+        /// The largest allowed value (or the bound it must stay under, when `exclusive`).
+        max: serde_json::Number,
+        /// Whether the bound itself is not allowed.
+        exclusive: bool,
+    },
+    /// A text or list shorter than allowed.
+    TooShort {
+        /// The fewest characters or items.
+        min: u64,
+    },
+    /// A text or list longer than allowed.
+    TooLong {
+        /// The most characters or items.
+        max: u64,
+    },
+    /// Not an RFC 3339 date-time with an offset.
+    DateTimeFormat,
+    /// Not a `YYYY-MM-DD` date.
+    DateFormat,
+    /// Not one of the allowed values.
+    OneOf {
+        /// The allowed values.
+        allowed: Vec<String>,
+    },
+    /// A time that has already passed.
+    InPast,
+    /// A lower bound above its upper bound (`budget_min` over `budget_max`).
+    MinAboveMax {
+        /// The path of the upper bound.
+        max_field: String,
+    },
+    /// Nothing with this id exists for the person.
+    NoSuch {
+        /// What kind of thing.
+        entity: Entity,
+    },
+    /// The restaurant does not seat guests then.
+    OutsideHours {
+        /// The restaurant's name.
+        restaurant: String,
+        /// Opening, local `HH:MM`.
+        open: String,
+        /// Closing, local `HH:MM`; the last seating is an hour before.
+        close: String,
+        /// The time asked for, local `HH:MM`.
+        requested: String,
+    },
+    /// More guests than the restaurant takes in one booking.
+    PartyTooLarge {
+        /// The restaurant's name.
+        restaurant: String,
+        /// The most guests per booking.
+        max: u32,
+    },
+    /// A city the tool has no data for.
+    UnknownCity {
+        /// The cities it has.
+        available: Vec<String>,
+    },
+    /// The same call already did something with other arguments.
+    ConflictsWithEarlier,
+}
+
+/// The kinds of thing a tool's arguments refer to by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Entity {
+    /// A restaurant (`restaurantId`).
+    Restaurant,
+    /// One of the person's bookings (`bookingId`).
+    Booking,
+    /// A gift of the catalogue (`gift_id`).
+    Gift,
+    /// A checkout draft (`draft_id`).
+    Draft,
+    /// A tool (the call's name).
+    Tool,
+}
+
+impl fmt::Display for ValidationIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Why a tool's arguments were rejected: every issue found, in path order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationError {
+    /// The issues; never empty.
+    pub issues: Vec<ValidationIssue>,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, issue) in self.issues.iter().enumerate() {
+            if index > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{issue}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// Machine-readable error codes of tool results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// The arguments broke the schema or a rule; the model should fix them.
+    ValidationError,
+    /// The model asked for a tool we do not have.
+    UnknownTool,
+    /// The tool failed for a reason on our side.
+    ExecutionFailed,
+    /// A service the tool needs did not answer.
+    UpstreamUnavailable,
+    /// A service the tool needs answered too slowly.
+    UpstreamTimeout,
+    /// The person declined the call.
+    Declined,
+    /// The person stopped the reply before the tool finished.
+    Cancelled,
+    /// The model's reply was cut off before the call's arguments were complete; not run.
+    Interrupted,
+    /// What the call refers to does not exist, or is not the person's (the same answer
+    /// either way, so ids cannot be probed).
+    NotFound,
+    /// The idempotency key was already used for a request with other arguments.
+    IdempotencyKeyReused,
+    /// A request with this idempotency key is still running; retry shortly.
+    IdempotencyKeyInUse,
+    /// The draft was already committed (by a request with another key).
+    DraftAlreadyCommitted,
+}
+
+/// The four kinds of failure, kept apart because each asks for a different reaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorClass {
+    /// The arguments were wrong: the model (or the person, in a form) should fix them.
+    Validation,
+    /// Something the tool needs is down or slow: try again later.
+    Infrastructure,
+    /// A repeated or concurrent request, handled by idempotency.
+    Platform,
+    /// The call did not run or ended on purpose: declined, stopped, cut off.
+    NotRun,
+    /// A failure of ours; details are in the server log only.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Which kind of failure this code is.
+    pub const fn class(self) -> ErrorClass {
+        match self {
+            ErrorCode::ValidationError
+            | ErrorCode::UnknownTool
+            | ErrorCode::NotFound
+            | ErrorCode::DraftAlreadyCommitted => ErrorClass::Validation,
+            ErrorCode::UpstreamUnavailable | ErrorCode::UpstreamTimeout => {
+                ErrorClass::Infrastructure
+            }
+            ErrorCode::IdempotencyKeyReused | ErrorCode::IdempotencyKeyInUse => {
+                ErrorClass::Platform
+            }
+            ErrorCode::Declined | ErrorCode::Cancelled | ErrorCode::Interrupted => {
+                ErrorClass::NotRun
+            }
+            ErrorCode::ExecutionFailed => ErrorClass::Internal,
+        }
+    }
+
+    /// Whether calling again later may succeed.
+    pub const fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::UpstreamUnavailable
+                | ErrorCode::UpstreamTimeout
+                | ErrorCode::IdempotencyKeyInUse
+        )
+    }
+}
+
+/// A tool failure as the model and the person see it; details stay in the server log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// What kind of failure.
+    pub code: ErrorCode,
+    /// Short text for the model and the person; never a stack trace, SQL or path.
+    pub message: String,
+    /// Whether calling again later may succeed.
+    pub retryable: bool,
+    /// What exactly was wrong, field by field, when the call was rejected for its
+    /// arguments; empty for the other failures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<ValidationIssue>,
+}
+
+impl ToolError {
+    /// An error with the given code and message; retryable as the code says.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            retryable: code.retryable(),
+            issues: Vec::new(),
+        }
+    }
+
+    /// The same error, saying which fields broke which rules.
+    pub fn with_issues(mut self, issues: Vec<ValidationIssue>) -> Self {
+        self.issues = issues;
+        self
+    }
+
+    /// The same error about one field.
+    pub fn at(self, path: impl Into<String>, rule: Rule) -> Self {
+        let issue = ValidationIssue::broke(path, rule, self.message.clone());
+        self.with_issues(vec![issue])
+    }
+
+    /// The first issue's rule, or [`Rule::Other`].
+    pub fn rule(&self) -> &Rule {
+        static OTHER: Rule = Rule::Other;
+        self.issues.first().map_or(&OTHER, |issue| &issue.rule)
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<ValidationError> for ToolError {
+    fn from(error: ValidationError) -> Self {
+        ToolError::new(
+            ErrorCode::ValidationError,
+            format!("Invalid arguments: {error}"),
+        )
+        .with_issues(error.issues)
+    }
+}

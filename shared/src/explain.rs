@@ -203,6 +203,10 @@ fn issue_sentence(issue: &ValidationIssue, code: ErrorCode, lang: Lang) -> Strin
             (false, Lang::En) => format!("The {field} can be at most {max}."),
             (true, Lang::En) => format!("The {field} must be less than {max}."),
         },
+        Rule::TooPrecise { decimals } => lang.pick(
+            format!("{} chỉ được có tối đa {decimals} chữ số thập phân.", capitalise(field)),
+            format!("The {field} can have at most {decimals} decimals."),
+        ),
         Rule::InPast => lang.pick(
             "Thời gian này đã qua.".to_owned(),
             "That time has already passed.".to_owned(),
@@ -463,6 +467,7 @@ mod tests {
             },
             Rule::TooShort { min: 2 },
             Rule::TooLong { max: 3 },
+            Rule::TooPrecise { decimals: 3 },
             Rule::DateTimeFormat,
             Rule::DateFormat,
             Rule::OneOf {

@@ -95,6 +95,11 @@ pub enum Rule {
         /// The most characters or items.
         max: u64,
     },
+    /// A number with more decimals than the value can hold (a weight finer than a gram).
+    TooPrecise {
+        /// The most decimals allowed.
+        decimals: u32,
+    },
     /// Not an RFC 3339 date-time with an offset.
     DateTimeFormat,
     /// Not a `YYYY-MM-DD` date.

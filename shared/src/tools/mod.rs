@@ -125,6 +125,12 @@ pub trait Tool: 'static {
     /// Rules across fields that a schema cannot say (for example "not in the past").
     /// Returns one issue per broken rule; empty when the input is fine.
     fn check(input: &Self::Input, ctx: &ValidationContext) -> Vec<ValidationIssue>;
+
+    /// Rules on the raw JSON that the typed parse would only report without a path (a
+    /// custom type's own limits); run after the schema, before the parse.
+    fn check_json(_arguments: &serde_json::Value) -> Vec<ValidationIssue> {
+        Vec::new()
+    }
 }
 
 /// Every tool the assistant has. Adding a variant makes the compiler list each `match`

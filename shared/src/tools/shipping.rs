@@ -8,7 +8,9 @@ use std::fmt;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Access, Risk, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue};
+use super::{
+    Access, Risk, Rule, Tool, ToolDefinition, ToolName, ValidationContext, ValidationIssue,
+};
 
 /// Marker type of the `shipping_quote` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +200,27 @@ impl Tool for ShippingQuote {
     fn check(_input: &Self::Input, _ctx: &ValidationContext) -> Vec<ValidationIssue> {
         // The weight's bounds and precision are enforced by `Kilograms` itself.
         Vec::new()
+    }
+
+    fn check_json(arguments: &serde_json::Value) -> Vec<ValidationIssue> {
+        // `Kilograms` refuses a weight finer than a gram too, but a parse error has no path
+        // and no rule; saying it here lets the person be told which field and why.
+        let Some(serde_json::Value::Number(weight)) = arguments.get("weight_kg") else {
+            return Vec::new();
+        };
+        let text = weight.to_string();
+        let decimals = text
+            .split_once('.')
+            .map_or(0, |(_, fraction)| fraction.trim_end_matches('0').len());
+        if decimals > 3 && !text.contains(['e', 'E']) {
+            vec![ValidationIssue::broke(
+                "weight_kg",
+                Rule::TooPrecise { decimals: 3 },
+                format!("at most 3 decimals (whole grams) are allowed, got {text}"),
+            )]
+        } else {
+            Vec::new()
+        }
     }
 }
 

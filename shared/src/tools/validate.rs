@@ -79,6 +79,10 @@ pub fn validate_arguments(
 }
 
 fn typed<T: Tool>(value: Value, ctx: &ValidationContext) -> Result<T::Input, ValidationError> {
+    let issues = T::check_json(&value);
+    if !issues.is_empty() {
+        return Err(ValidationError { issues });
+    }
     // The schema already holds; what is left is what only the type knows (date-time
     // parsing) and the cross-field rules.
     let input: T::Input = serde_json::from_value(value)

@@ -10,7 +10,7 @@ use super::{CREATE_BOOKING, SEARCH_RESTAURANTS};
 use crate::model::ModelMessage;
 use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
-use shared::tools::ToolName;
+use shared::tools::{ErrorCode, ToolError, ToolName};
 
 /// createBooking arguments as far as they are known; absent fields are left out of the call.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -212,7 +212,7 @@ impl Planner<'_> {
             .find(|c| c.name == CREATE_BOOKING)?;
         let failed_validation = matches!(
             self.result_of(&call.id),
-            Some(Outcome::Failed { code, .. }) if code == "VALIDATION_ERROR"
+            Some(Outcome::Failed(error)) if error.code == ErrorCode::ValidationError
         );
         let asked = self
             .messages
@@ -321,9 +321,9 @@ impl Planner<'_> {
         }
     }
 
-    pub(super) fn booking_failure(&self, code: &str, message: &str, quoted: &str) -> String {
-        let lower = message.to_lowercase();
-        let (party, time) = (lower.contains("partysize"), lower.contains("startsat"));
+    pub(super) fn booking_failure(&self, code: &str, error: &ToolError, quoted: &str) -> String {
+        let about = |field: &str| error.issues.iter().any(|issue| issue.path == field);
+        let (party, time) = (about("partySize"), about("startsAt"));
         match (code, party, time, self.lang) {
             ("VALIDATION_ERROR", true, true, Lang::Vi) => "Tôi chưa đặt bàn vì còn thiếu thông \
                 tin. Bạn muốn đặt bàn cho mấy người, vào ngày nào và lúc mấy giờ?"
@@ -378,6 +378,9 @@ mod tests {
     use crate::model::{FinishReason, ProposedCall};
     use serde_json::json;
 
+    const NO_PARTY_SIZE: &str =
+        r#"{"restaurantId":"hn-cha-ca-thang-long","startsAt":"2026-11-30T19:00:00+07:00"}"#;
+
     fn booking_ok(status: &str) -> Value {
         json!({"ok": true, "bookingId": "BK-7Q2X", "status": status,
                "restaurantId": "hn-cha-ca-thang-long", "restaurantName": "Chả Cá Thăng Long",
@@ -405,9 +408,7 @@ mod tests {
 
     #[test]
     fn a_failed_validation_asks_for_the_party_size_and_claims_nothing() {
-        let turn = reply_to(&validation_error(
-            "Invalid arguments: partySize: required field is missing",
-        ));
+        let turn = reply_to(&validation_error(CREATE_BOOKING, NO_PARTY_SIZE));
         assert!(turn.calls.is_empty());
         assert_eq!(turn.finish, FinishReason::Stop);
         assert!(
@@ -426,7 +427,7 @@ mod tests {
         history.push(tool_result(
             &call.id,
             CREATE_BOOKING,
-            &validation_error("Invalid arguments: partySize: required field is missing"),
+            &validation_error(CREATE_BOOKING, NO_PARTY_SIZE),
         ));
         let question = plan(history.clone());
         history.push(question.assistant());
@@ -449,7 +450,7 @@ mod tests {
         history.push(tool_result(
             &call.id,
             CREATE_BOOKING,
-            &validation_error("Invalid arguments: partySize: required field is missing"),
+            &validation_error(CREATE_BOOKING, NO_PARTY_SIZE),
         ));
         history.push(ModelMessage::Assistant {
             text: String::new(),
@@ -606,14 +607,13 @@ mod tests {
     #[test]
     fn other_booking_errors_quote_the_message_and_do_not_retry() {
         let turn = reply_to(&validation_error(
-            "Invalid arguments: restaurantId: must not be blank",
+            CREATE_BOOKING,
+            r#"{"restaurantId":" ","partySize":2,"startsAt":"2026-11-30T19:00:00+07:00"}"#,
         ));
-        assert_eq!(
-            turn.text,
-            "Chưa có bàn nào được đặt: Invalid arguments: restaurantId: must not be blank."
-        );
+        assert_eq!(turn.text, "Chưa có bàn nào được đặt: Chưa điền nhà hàng.");
         let turn = reply_to(&validation_error(
-            "Invalid arguments: startsAt: 2026-11-01T19:00:00+07:00 is in the past",
+            CREATE_BOOKING,
+            r#"{"restaurantId":"a","partySize":2,"startsAt":"2026-11-01T19:00:00+07:00"}"#,
         ));
         assert!(
             turn.text.contains("ngày nào, lúc mấy giờ?"),
@@ -625,7 +625,7 @@ mod tests {
             "retryable": true}}));
         assert_eq!(
             turn.text,
-            "Xin lỗi, tôi không đặt được bàn: The booking service timed out. Chưa có bàn nào \
+            "Xin lỗi, tôi không đặt được bàn: Dịch vụ cần dùng trả lời quá chậm. Chưa có bàn nào \
              được đặt."
         );
         assert!(turn.calls.is_empty());

@@ -677,12 +677,14 @@ mod tests {
             Assistant::Gifts,
             "gift for my dad",
             SUGGEST_GIFTS,
-            &validation_error("Invalid arguments: budget_min: must not be greater than budget_max"),
+            &validation_error(
+                SUGGEST_GIFTS,
+                r#"{"relationship_type":"parent","interests":["golf"],"budget_min":500000,"budget_max":100000}"#,
+            ),
         );
         assert_eq!(
             reply.text,
-            "Sorry, I couldn't get gift ideas: Invalid arguments: budget_min: must not be \
-             greater than budget_max."
+            "Sorry, I couldn't get gift ideas: The lowest budget is above the highest."
         );
     }
 
@@ -846,7 +848,7 @@ mod tests {
             (
                 "mua món 2",
                 failed("DRAFT_ALREADY_COMMITTED", "This draft was already bought."),
-                "Chưa mua được: This draft was already bought.",
+                "Chưa mua được: Đơn quà này đã được mua rồi.",
             ),
             (
                 "buy #2",
@@ -854,7 +856,7 @@ mod tests {
                     "IDEMPOTENCY_KEY_IN_USE",
                     "A checkout with this key is still running.",
                 ),
-                "Nothing was bought: A checkout with this key is still running.",
+                "Nothing was bought: The same request is still running.",
             ),
             (
                 "mua món 2",
@@ -876,10 +878,12 @@ mod tests {
         history.push(tool_result(
             &prepare.only_call().id,
             PREPARE_CHECKOUT,
-            &failed("NOT_FOUND", "No gift g-garden-kit."),
+            &json!({"ok": false, "error": {"code": "NOT_FOUND", "message": "No gift g-garden-kit.",
+                "retryable": false, "issues": [{"path": "gift_id", "message": "no such gift",
+                "rule": {"kind": "noSuch", "entity": "gift"}}]}}),
         ));
         let reply = plan_for(Assistant::Gifts, history);
-        assert_eq!(reply.text, "Chưa mua được: No gift g-garden-kit.");
+        assert_eq!(reply.text, "Chưa mua được: Không tìm thấy món quà này.");
         assert!(reply.calls.is_empty());
     }
 }

@@ -289,7 +289,7 @@ mod tests {
         );
         assert_eq!(
             reply.text,
-            "Sorry, I couldn't list your bookings: The booking database is down."
+            "Sorry, I couldn't list your bookings: A service it needs is not answering."
         );
     }
 
@@ -385,8 +385,13 @@ mod tests {
             ),
             (
                 "huy dat cho BK-1A2B3C4D",
-                failed("NOT_FOUND", "No booking BK-1A2B3C4D."),
-                "Đặt chỗ BK-1A2B3C4D chưa được huỷ: No booking BK-1A2B3C4D.",
+                json!({"ok": false, "error": {"code": "NOT_FOUND",
+                       "message": "bookingId: you have no booking \"BK-1A2B3C4D\"",
+                       "retryable": false,
+                       "issues": [{"path": "bookingId", "message": "no such booking",
+                                   "rule": {"kind": "noSuch", "entity": "booking"}}]}}),
+                "Đặt chỗ BK-1A2B3C4D chưa được huỷ: Không tìm thấy lượt đặt bàn này trong các \
+                 lượt đặt của bạn.",
             ),
             (
                 "cancel booking BK-1A2B3C4D",
@@ -401,7 +406,7 @@ mod tests {
             (
                 "cancel booking BK-1A2B3C4D",
                 failed("UPSTREAM_TIMEOUT", "The booking service timed out."),
-                "Booking BK-1A2B3C4D was not cancelled: The booking service timed out.",
+                "Booking BK-1A2B3C4D was not cancelled: A service it needs answered too slowly.",
             ),
             (
                 "cancel booking BK-1A2B3C4D",

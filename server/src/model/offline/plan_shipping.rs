@@ -6,7 +6,7 @@ use super::read::Lang;
 use super::reply::Reply;
 use super::SHIPPING_QUOTE;
 use serde_json::Value;
-use shared::tools::ToolName;
+use shared::tools::{Rule, ToolError, ToolName};
 
 /// The zone of an earlier shipping_quote call.
 fn zone_argument(arguments: &str) -> Option<&'static str> {
@@ -36,7 +36,7 @@ fn weight_argument(arguments: &str) -> Option<String> {
     well_formed.then(|| number.to_owned())
 }
 
-/// What is wrong with a shipping_quote call, read from its error message.
+/// What is wrong with a shipping_quote call, read from its error's issues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ParcelProblem {
     WeightMissing,
@@ -49,26 +49,19 @@ enum ParcelProblem {
     Other,
 }
 
-fn parcel_problem(message: &str) -> ParcelProblem {
-    let lower = message.to_lowercase();
-    if lower.contains("weight") {
-        if lower.contains("missing") {
-            ParcelProblem::WeightMissing
-        } else if lower.contains("expected") || lower.contains("invalid type") {
-            ParcelProblem::WeightNotANumber
-        } else if lower.contains("decimal") {
-            ParcelProblem::WeightTooPrecise
-        } else if lower.contains("greater than") || lower.contains("at least") {
-            ParcelProblem::WeightNotPositive
-        } else if lower.contains("at most") {
-            ParcelProblem::WeightTooHeavy
-        } else {
-            ParcelProblem::Weight
-        }
-    } else if lower.contains("zone") {
-        ParcelProblem::Zone
-    } else {
-        ParcelProblem::Other
+fn parcel_problem(error: &ToolError) -> ParcelProblem {
+    let Some(issue) = error.issues.first() else {
+        return ParcelProblem::Other;
+    };
+    match (issue.path.as_str(), &issue.rule) {
+        ("weight_kg", Rule::Missing) => ParcelProblem::WeightMissing,
+        ("weight_kg", Rule::WrongType { .. }) => ParcelProblem::WeightNotANumber,
+        ("weight_kg", Rule::BelowMinimum { .. }) => ParcelProblem::WeightNotPositive,
+        ("weight_kg", Rule::AboveMaximum { .. }) => ParcelProblem::WeightTooHeavy,
+        ("weight_kg", Rule::TooPrecise { .. }) => ParcelProblem::WeightTooPrecise,
+        ("weight_kg", _) => ParcelProblem::Weight,
+        ("zone", _) => ParcelProblem::Zone,
+        _ => ParcelProblem::Other,
     }
 }
 
@@ -162,7 +155,7 @@ impl Planner<'_> {
 
     /// No quote: what to fix, and never an amount (the error's numbers are not quoted when
     /// the problem is known).
-    pub(super) fn quote_failure(&self, code: &str, message: &str, quoted: &str) -> String {
+    pub(super) fn quote_failure(&self, code: &str, error: &ToolError, quoted: &str) -> String {
         if code == "DECLINED" {
             return self
                 .lang
@@ -182,7 +175,7 @@ impl Planner<'_> {
                 }
             };
         }
-        let (vi, en) = match parcel_problem(message) {
+        let (vi, en) = match parcel_problem(error) {
             ParcelProblem::WeightMissing => (
                 "Chưa có báo giá: còn thiếu cân nặng. Gói hàng nặng bao nhiêu kg?",
                 "There is no quote: the weight is missing. How many kilograms does the parcel \
@@ -418,34 +411,34 @@ mod tests {
         let cases = [
             (
                 "#bad-weight",
-                "Invalid arguments: weight_kg: expected number, received string",
+                r#"{"zone":"local","weight_kg":"2"}"#,
                 "There is no quote: the weight must be a number of kilograms, not text. Please \
                  tell me the parcel's weight again.",
             ),
             (
                 "báo giá #bad-weight",
-                "Invalid arguments: weight_kg: expected number, received string",
+                r#"{"zone":"local","weight_kg":"2"}"#,
                 "Chưa có báo giá: cân nặng phải là một con số kg (viết bằng số, không phải chữ). \
                  Bạn cho tôi biết lại cân nặng của gói hàng nhé.",
             ),
             (
                 "báo giá #zero-weight",
-                "Invalid arguments: weight_kg: must be greater than 0, received 0",
+                r#"{"zone":"local","weight_kg":0}"#,
                 "Chưa có báo giá: cân nặng phải lớn hơn không. Gói hàng nặng bao nhiêu kg?",
             ),
             (
                 "#zero-weight",
-                "Invalid arguments: weight_kg: must be greater than 0, received 0",
+                r#"{"zone":"local","weight_kg":0}"#,
                 "There is no quote: the weight must be greater than zero. How many kilograms \
                  does the parcel weigh?",
             ),
         ];
-        for (text, message, expected) in cases {
+        for (text, raw, expected) in cases {
             let (_, reply) = after_result(
                 Assistant::Shipping,
                 text,
                 SHIPPING_QUOTE,
-                &validation_error(message),
+                &validation_error(SHIPPING_QUOTE, raw),
             );
             assert_eq!(reply.text, expected, "{text}");
             assert_no_amount(&reply.text);
@@ -458,24 +451,19 @@ mod tests {
         for (text, result) in [
             (
                 "gửi 150 kg nội thành",
-                validation_error("Invalid arguments: weight_kg: must be at most 100, received 150"),
+                validation_error(SHIPPING_QUOTE, r#"{"zone":"local","weight_kg":150}"#),
             ),
             (
                 "gửi 1.0005 kg nội thành",
-                validation_error(
-                    "Invalid arguments: weight_kg: at most 3 decimals (whole grams) are allowed, \
-                     got 1.0005",
-                ),
+                validation_error(SHIPPING_QUOTE, r#"{"zone":"local","weight_kg":1.0005}"#),
             ),
             (
                 "gửi 2 kg nội thành",
-                validation_error(
-                    "Invalid arguments: zone: must be one of [\"local\",\"regional\"]",
-                ),
+                validation_error(SHIPPING_QUOTE, r#"{"zone":"galactic","weight_kg":2}"#),
             ),
             (
                 "gửi 2 kg nội thành",
-                validation_error("Invalid arguments: weight_kg: required field is missing"),
+                validation_error(SHIPPING_QUOTE, r#"{"zone":"local"}"#),
             ),
             ("gửi 2 kg nội thành", declined()),
         ] {
@@ -495,7 +483,7 @@ mod tests {
         );
         assert_eq!(
             reply.text,
-            "There is no shipping quote: The quote service failed. Please try again later."
+            "There is no shipping quote: Our system failed while doing it. Please try again later."
         );
         let (_, reply) = after_result(
             Assistant::Shipping,

@@ -14,7 +14,16 @@ use super::{
 use crate::model::{ModelMessage, ProposedCall};
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::Value;
-use shared::tools::ToolName;
+use shared::explain;
+use shared::tools::{ErrorCode, ToolError, ToolName};
+
+/// The code as the wire writes it (`VALIDATION_ERROR`).
+pub(super) fn code_name(code: ErrorCode) -> String {
+    serde_json::to_value(code)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
 
 /// Error messages come from tools; a bound keeps a runaway message out of the reply.
 const QUOTED_MESSAGE_CHARS: usize = 300;
@@ -31,34 +40,29 @@ pub(super) fn join_names(names: &[&str], lang: Lang) -> String {
 #[derive(Debug, Clone)]
 pub(super) enum Outcome {
     Ok(Value),
-    Failed { code: String, message: String },
+    /// The tool's error as the server wrote it: its code and issues are what the reply is
+    /// built from, never its English message.
+    Failed(ToolError),
     Unreadable,
 }
 
 pub(super) fn outcome(content: &str, is_error: bool) -> Outcome {
     let Ok(value) = serde_json::from_str::<Value>(content) else {
         return if is_error {
-            Outcome::Failed {
-                code: String::new(),
-                message: content.to_owned(),
-            }
+            Outcome::Failed(ToolError::new(ErrorCode::ExecutionFailed, content))
         } else {
             Outcome::Unreadable
         };
     };
     let ok = value.get("ok").and_then(Value::as_bool);
     if ok == Some(false) || (ok.is_none() && is_error) {
-        let error = value.get("error");
-        let code = error
-            .and_then(|e| e.get("code"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let message = error
-            .and_then(|e| e.get("message").and_then(Value::as_str).or(e.as_str()))
-            .unwrap_or_default()
-            .to_owned();
-        Outcome::Failed { code, message }
+        let error = value
+            .get("error")
+            .cloned()
+            .and_then(|error| serde_json::from_value::<ToolError>(error).ok())
+            // An error of another shape (a provider's own) is at least a failure.
+            .unwrap_or_else(|| ToolError::new(ErrorCode::ExecutionFailed, ""));
+        Outcome::Failed(error)
     } else if value.is_object() {
         Outcome::Ok(value)
     } else {
@@ -359,8 +363,8 @@ impl<'a> Planner<'a> {
                         Lang::En => format!("The tool {other} finished."),
                     }),
                 },
-                Outcome::Failed { code, message } => {
-                    paragraphs.push(self.failure_report(name, &code, &message, arguments));
+                Outcome::Failed(error) => {
+                    paragraphs.push(self.failure_report(name, &error, arguments));
                 }
                 Outcome::Unreadable => paragraphs.push(match self.lang {
                     Lang::Vi => format!("Xin lỗi, tôi không đọc được kết quả của {name}."),
@@ -377,13 +381,12 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn failure_report(&self, name: &str, code: &str, message: &str, arguments: &str) -> String {
-        let quoted = trim_message(message);
-        let quoted = if quoted.is_empty() {
-            self.lang.pick("không rõ lý do", "no details").to_owned()
-        } else {
-            quoted
-        };
+    fn failure_report(&self, name: &str, error: &ToolError, arguments: &str) -> String {
+        // The person's sentence for the error, in their language; the English message is
+        // the model's and is never quoted.
+        let quoted = trim_message(&explain::reason(error, self.lang.shared()));
+        let code = code_name(error.code);
+        let code = code.as_str();
         if code == "UNKNOWN_TOOL" || ToolName::parse(name).is_none() {
             return match self.lang {
                 Lang::Vi => format!(
@@ -395,7 +398,7 @@ impl<'a> Planner<'a> {
             };
         }
         match name {
-            CREATE_BOOKING => return self.booking_failure(code, message, &quoted),
+            CREATE_BOOKING => return self.booking_failure(code, error, &quoted),
             LIST_BOOKINGS => {
                 return match self.lang {
                     Lang::Vi => {
@@ -414,7 +417,7 @@ impl<'a> Planner<'a> {
             PREPARE_CHECKOUT | CREATE_CHECKOUT_SESSION => {
                 return self.checkout_failure(code, &quoted)
             }
-            SHIPPING_QUOTE => return self.quote_failure(code, message, &quoted),
+            SHIPPING_QUOTE => return self.quote_failure(code, error, &quoted),
             _ => {}
         }
         if code == "DECLINED" {
@@ -623,7 +626,8 @@ mod tests {
         assert!(after.calls.is_empty());
         assert!(
             after.text.starts_with(
-                "Sorry, I tried to use a tool that doesn't exist (launchRocket): Unknown tool"
+                "Sorry, I tried to use a tool that doesn't exist (launchRocket): The assistant \
+                 asked for something it cannot do."
             ),
             "{}",
             after.text
@@ -646,16 +650,13 @@ mod tests {
             tool_result(
                 &call.id,
                 CREATE_BOOKING,
-                &validation_error(
-                    "Invalid arguments: arguments are not valid JSON (expected value)",
-                ),
+                &validation_error(CREATE_BOOKING, &call.arguments),
             ),
         ]);
         assert!(after.calls.is_empty());
         assert_eq!(
             after.text,
-            "Chưa có bàn nào được đặt: Invalid arguments: arguments are not valid JSON (expected \
-             value)."
+            "Chưa có bàn nào được đặt: Trợ lý gửi thông tin không đúng dạng."
         );
     }
 
@@ -679,7 +680,7 @@ mod tests {
         assert!(after.calls.is_empty());
         assert_eq!(
             after.text,
-            "Sorry, I couldn't get the weather forecast for #fail: The weather service failed."
+            "Sorry, I couldn't get the weather forecast for #fail: Our system failed while doing it."
         );
     }
 
@@ -720,9 +721,7 @@ mod tests {
             history.push(tool_result(
                 &call.id,
                 CREATE_BOOKING,
-                &validation_error(
-                    "Invalid arguments: partySize: expected integer, received string",
-                ),
+                &validation_error(CREATE_BOOKING, &call.arguments),
             ));
         }
     }

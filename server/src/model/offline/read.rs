@@ -10,6 +10,14 @@ pub(super) enum Lang {
 }
 
 impl Lang {
+    /// The same language as the page and the error catalogue know it.
+    pub(super) fn shared(self) -> shared::lang::Lang {
+        match self {
+            Lang::Vi => shared::lang::Lang::Vi,
+            Lang::En => shared::lang::Lang::En,
+        }
+    }
+
     pub(super) fn pick(self, vi: &'static str, en: &'static str) -> &'static str {
         match self {
             Lang::Vi => vi,

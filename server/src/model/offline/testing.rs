@@ -179,9 +179,16 @@ pub(super) fn after_search(text: &str) -> Vec<ModelMessage> {
     history
 }
 
-pub(super) fn validation_error(message: &str) -> Value {
-    json!({"ok": false, "error": {
-        "code": "VALIDATION_ERROR", "message": message, "retryable": false}})
+/// The result the agent loop gives the model for `tool` called with `raw`: the real
+/// validator's error, with its issues (the call must be invalid).
+pub(super) fn validation_error(tool: &str, raw: &str) -> Value {
+    let ctx = shared::tools::ValidationContext {
+        now: now().with_timezone(&chrono::Utc),
+    };
+    let tool = ToolName::parse(tool).unwrap();
+    let invalid = shared::tools::validate_arguments(tool, raw, &ctx).unwrap_err();
+    let error = shared::tools::ToolError::from(invalid);
+    json!({"ok": false, "error": error})
 }
 
 /// The person asks to book without a party size; the model proposes the call anyway.

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 mod direct;
-pub use direct::{check_edit, DirectCall, EditRejected, Home};
+pub use direct::{check_edit, recheck_preview, DirectCall, EditRejected, Home, PreviewChanged};
 
 use crate::{
     db::Pool,
@@ -838,11 +838,14 @@ impl<'a> Run<'a> {
                 continue;
             }
             let ctx = self.context(&call.id);
-            if let Err(error) = tools::precheck(&input, &ctx).await {
-                errors += 1;
-                self.output_error(&call.id, tool, error);
-                continue;
-            }
+            let preview = match tools::precheck(&input, &ctx).await {
+                Ok(preview) => preview,
+                Err(error) => {
+                    errors += 1;
+                    self.output_error(&call.id, tool, error);
+                    continue;
+                }
+            };
             let stored = PendingCall {
                 tool_call_id: call.id.clone(),
                 conversation_id: self.conversation_id.clone(),
@@ -860,6 +863,7 @@ impl<'a> Run<'a> {
             self.emit(AgentEvent::ToolApprovalRequest {
                 approval_id: call.id.clone(),
                 tool_call_id: call.id,
+                preview,
             });
         }
 

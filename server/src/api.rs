@@ -424,6 +424,22 @@ async fn approve(
         .runs
         .reserve(&owner, &request.conversation_id, Some(DECISION_WAIT))
         .await?;
+    // An unedited approval is taken only on the facts the form showed: when they changed
+    // (the slot filled up), the person sees the new ones and decides again.
+    if request.approved && edited.is_none() {
+        if let Err(changed) = agent::recheck_preview(&state.agent, tool, &peeked).await {
+            return Err(ApiError {
+                outcome: Some(changed.part),
+                ..ApiError::new(
+                    StatusCode::CONFLICT,
+                    "PREVIEW_CHANGED",
+                    "What this confirmation would do changed since it was shown (for example \
+                     the time slot filled up); nothing was done. Review the updated form and \
+                     decide again.",
+                )
+            });
+        }
+    }
     // The atomic take: of simultaneous decisions exactly one gets the call.
     let Some(pending) = store::take_pending(
         &state.db,

@@ -392,3 +392,78 @@ async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() {
     assert_eq!(part["state"], "output-available");
     assert_eq!(part["input"]["partySize"], 6, "the edit is what was booked");
 }
+
+/// The form shows what the server found (the restaurant's name and address, the local
+/// time, room), and a slot that fills up between the request and the decision is
+/// reported before anything runs: the decision is refused with the fresh facts, the call
+/// stays pending, and the next decision — made knowing them — books exactly that.
+#[tokio::test]
+async fn a_slot_that_fills_up_is_reported_before_anything_runs() {
+    let app = spawn_app().await;
+    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let part = stored_part(&app, &conversation, &call).await;
+    assert_eq!(part["state"], "approval-requested", "{part}");
+    let preview = &part["preview"];
+    assert_eq!(preview["kind"], "booking", "{part}");
+    assert_eq!(preview["restaurantName"], "Chả Cá Thăng Long");
+    assert!(
+        preview["address"]
+            .as_str()
+            .is_some_and(|a| a.contains("Hoàn Kiếm")),
+        "{preview}"
+    );
+    let starts_at = preview["startsAt"].as_str().unwrap().to_owned();
+    assert!(starts_at.ends_with("T19:00:00+07:00"), "{starts_at}");
+    assert_eq!(preview["partySize"], 4);
+    assert_eq!(preview["availability"]["status"], "available", "{preview}");
+
+    // Others take every seat of that slot (40, at most 20 per booking) meanwhile.
+    let slot = chrono::DateTime::parse_from_rfc3339(&starts_at)
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    for other in ["a", "b"] {
+        sqlx::query(
+            "INSERT INTO bookings (id, owner_id, conversation_id, tool_call_id, restaurant_id, \
+             party_size, starts_at, starts_at_utc, status, created_at) \
+             VALUES ($1, 'someone-else', 'c-other', $2, 'hn-cha-ca-thang-long', \
+             20, $3, $4, 'confirmed', $5)",
+        )
+        .bind(format!("BK-OTHER-{other}"))
+        .bind(format!("call-other-{other}"))
+        .bind(&starts_at)
+        .bind(&slot)
+        .bind(support::now().to_rfc3339())
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    }
+    let before = counts(&app).await;
+
+    let refused = decide(&app, &app.client, &conversation, &call, true).await;
+    assert_eq!(refused.status, 409, "{:?}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "PREVIEW_CHANGED");
+    assert_eq!(
+        refused.body["outcome"]["preview"]["availability"]["status"], "waitlist",
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        counts(&app).await,
+        before,
+        "nothing ran, the call is still pending"
+    );
+    let part = stored_part(&app, &conversation, &call).await;
+    assert_eq!(part["state"], "approval-requested");
+    assert_eq!(part["preview"]["availability"]["status"], "waitlist");
+
+    // Decided again on the facts now shown: the booking is made, on the waiting list.
+    let decided = decide(&app, &app.client, &conversation, &call, true).await;
+    assert_eq!(decided.status, 200, "{:?}", decided.body);
+    let output = decided.of_type("tool-output-available");
+    assert_eq!(output.len(), 1, "{:#?}", decided.events);
+    assert_eq!(output[0]["output"]["status"], "waitlisted");
+    assert_eq!(output[0]["output"]["restaurantName"], "Chả Cá Thăng Long");
+    assert_eq!(output[0]["output"]["startsAt"], starts_at);
+}

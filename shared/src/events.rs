@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::{
     message::{Message, MessageMetadata, MessagePart, RunStatus, ToolPart},
+    preview::ApprovalPreview,
     tools::ToolError,
 };
 
@@ -99,6 +100,10 @@ pub enum AgentEvent {
         approval_id: String,
         /// Call id.
         tool_call_id: String,
+        /// What the call would do, as the server found it; sent again with fresh facts
+        /// when they changed before the decision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preview: Option<ApprovalPreview>,
     },
     /// The person decided (ours: the AI SDK has no chunk for this).
     ToolApprovalResponse {
@@ -200,6 +205,7 @@ pub(crate) fn event_from_value(value: Value) -> Result<AgentEvent, String> {
         "tool-approval-request" => AgentEvent::ToolApprovalRequest {
             approval_id: take_str(f, "approvalId")?,
             tool_call_id: take_str(f, "toolCallId")?,
+            preview: take_opt(f, "preview")?,
         },
         "tool-approval-response" => AgentEvent::ToolApprovalResponse {
             tool_call_id: take_str(f, "toolCallId")?,
@@ -335,9 +341,13 @@ impl Message {
                     call.output_error(Some(input.clone()), error.clone())
                 })
             }
-            AgentEvent::ToolApprovalRequest { tool_call_id, .. } => {
-                self.with_call(tool_call_id, |call| call.approval_requested())
-            }
+            AgentEvent::ToolApprovalRequest {
+                tool_call_id,
+                preview,
+                ..
+            } => self.with_call(tool_call_id, |call| {
+                call.approval_requested(preview.clone())
+            }),
             AgentEvent::ToolApprovalResponse {
                 tool_call_id,
                 approved,
@@ -541,6 +551,7 @@ mod tests {
             AgentEvent::ToolApprovalRequest {
                 approval_id: "b1".into(),
                 tool_call_id: "b1".into(),
+                preview: None,
             },
         ]);
         assert_eq!(
@@ -617,6 +628,7 @@ mod tests {
             AgentEvent::ToolApprovalRequest {
                 approval_id: "b1".into(),
                 tool_call_id: "b1".into(),
+                preview: None,
             },
             AgentEvent::ToolOutputDenied {
                 tool_call_id: "b1".into(),
@@ -859,7 +871,8 @@ mod proptests {
             }),
             id().prop_map(|id| AgentEvent::ToolApprovalRequest {
                 approval_id: id.clone(),
-                tool_call_id: id
+                tool_call_id: id,
+                preview: None,
             }),
             (id(), any::<bool>(), prop::option::of(input())).prop_map(|(id, approved, input)| {
                 AgentEvent::ToolApprovalResponse {

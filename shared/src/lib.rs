@@ -9,6 +9,7 @@ pub mod health;
 pub mod lang;
 pub mod message;
 pub mod partial_json;
+pub mod preview;
 pub mod tools;
 
 /// The version of the datban crates, reported by `GET /healthz`.

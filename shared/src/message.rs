@@ -3,6 +3,7 @@
 use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::preview::ApprovalPreview;
 use crate::{
     partial_json::PartialJson,
     tools::{
@@ -275,6 +276,7 @@ fn call_from_fields<T: Tool>(mut fields: Fields) -> Result<ToolCall<T>, String> 
         },
         "approval-requested" => ToolState::ApprovalRequested {
             input: input(&mut fields)?,
+            preview: take_opt(&mut fields, "preview")?,
         },
         "approval-responded" => ToolState::ApprovalResponded {
             input: input(&mut fields)?,
@@ -344,6 +346,10 @@ pub enum ToolState<I, O> {
     ApprovalRequested {
         /// The validated input, shown in the confirmation form.
         input: I,
+        /// What the call would do, as the server found it in its data (names, local
+        /// time, room, prices); absent in messages stored before previews existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preview: Option<ApprovalPreview>,
     },
     /// The person decided; the tool runs if approved.
     ApprovalResponded {
@@ -402,7 +408,7 @@ impl<I, O> ToolState<I, O> {
     pub fn input(&self) -> Option<&I> {
         match self {
             ToolState::InputAvailable { input }
-            | ToolState::ApprovalRequested { input }
+            | ToolState::ApprovalRequested { input, .. }
             | ToolState::ApprovalResponded { input, .. }
             | ToolState::OutputAvailable { input, .. }
             | ToolState::OutputDenied { input } => Some(input),
@@ -560,6 +566,11 @@ impl ToolPart {
         each_call!(self, call => call.outcome())
     }
 
+    /// The preview the confirmation form shows, while the call waits for approval.
+    pub fn preview(&self) -> Option<&ApprovalPreview> {
+        each_call!(self, call => call.preview())
+    }
+
     // `input_json` and `outcome` are matched per variant instead of going through
     // `ops()`: the browser never calls them, and as methods of the `dyn ToolCallOps`
     // vtables they would keep every tool's output serializer in the hydrate bundle.
@@ -627,7 +638,7 @@ pub(crate) trait ToolCallOps {
     fn is_final(&self) -> bool;
     fn stream_input(&mut self, delta: &str) -> bool;
     fn input_available(&mut self, input: Value) -> bool;
-    fn approval_requested(&mut self) -> bool;
+    fn approval_requested(&mut self, preview: Option<ApprovalPreview>) -> bool;
     fn approval_responded(&mut self, approved: bool, input: Option<Value>) -> bool;
     fn output_available(&mut self, output: Value) -> bool;
     fn output_error(&mut self, input: Option<Value>, error: ToolError) -> bool;
@@ -646,6 +657,13 @@ impl<T: Tool> ToolCall<T> {
             other => other
                 .input()
                 .and_then(|input| serde_json::to_value(input).ok()),
+        }
+    }
+
+    fn preview(&self) -> Option<&ApprovalPreview> {
+        match &self.state {
+            ToolState::ApprovalRequested { preview, .. } => preview.as_ref(),
+            _ => None,
         }
     }
 
@@ -704,12 +722,19 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
         true
     }
 
-    fn approval_requested(&mut self) -> bool {
-        match &self.state {
+    fn approval_requested(&mut self, preview: Option<ApprovalPreview>) -> bool {
+        match &mut self.state {
             ToolState::InputAvailable { input } => {
                 self.state = ToolState::ApprovalRequested {
                     input: input.clone(),
+                    preview,
                 };
+                true
+            }
+            // Asked again with fresh facts (the slot filled up before the decision): the
+            // form shows what is true now.
+            ToolState::ApprovalRequested { preview: shown, .. } if preview.is_some() => {
+                *shown = preview;
                 true
             }
             _ => false,
@@ -717,7 +742,7 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
     }
 
     fn approval_responded(&mut self, approved: bool, edited: Option<Value>) -> bool {
-        let ToolState::ApprovalRequested { input } = &self.state else {
+        let ToolState::ApprovalRequested { input, .. } = &self.state else {
             return false;
         };
         let input = match edited.map(typed::<T::Input>) {
@@ -770,7 +795,7 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
 
     fn output_denied(&mut self) -> bool {
         match &self.state {
-            ToolState::ApprovalRequested { input }
+            ToolState::ApprovalRequested { input, .. }
             | ToolState::ApprovalResponded {
                 input,
                 approved: false,
@@ -786,6 +811,10 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
 }
 
 impl UnknownToolCall {
+    fn preview(&self) -> Option<&ApprovalPreview> {
+        None
+    }
+
     fn input_json(&self) -> Option<Value> {
         Some(
             serde_json::from_str(&self.raw_input)
@@ -830,7 +859,7 @@ impl ToolCallOps for UnknownToolCall {
         false
     }
 
-    fn approval_requested(&mut self) -> bool {
+    fn approval_requested(&mut self, _preview: Option<ApprovalPreview>) -> bool {
         false
     }
 

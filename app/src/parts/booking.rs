@@ -5,13 +5,15 @@ use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, NaiveDateTime, TimeZone
 use leptos::prelude::*;
 use serde_json::{json, Value};
 use shared::{
+    lang::Lang,
     message::ToolState,
+    preview::{ApprovalPreview, Availability, BookingPreview},
     tools::{BookingStatus, CreateBookingInput, CreateBookingOutput},
 };
 
 use super::{
     approval::{decided_buttons, decision_buttons, Approval},
-    error_notice, partial_str,
+    error_notice, page_lang, partial_str,
 };
 use crate::format::datetime_vi;
 use crate::view::{IntoPartView, PartView};
@@ -29,8 +31,12 @@ pub fn render(
         ToolState::InputAvailable { input } => {
             draft(Draft::from_input(&input), "Đang chuẩn bị để bạn xác nhận…")
         }
-        ToolState::ApprovalRequested { input } => {
-            view! { <ConfirmForm call_id input/> }.into_part_view()
+        ToolState::ApprovalRequested { input, preview } => {
+            let preview = match preview {
+                Some(ApprovalPreview::Booking(preview)) => Some(preview),
+                _ => None,
+            };
+            view! { <ConfirmForm call_id input preview/> }.into_part_view()
         }
         ToolState::ApprovalResponded { input, approved } => {
             decided_form(&call_id, &input, approved)
@@ -261,7 +267,12 @@ fn offset_label(at: &DateTime<FixedOffset>) -> String {
 /// The confirmation form. It locks at the first click: both buttons are disabled before
 /// the request leaves, so a double click sends one request.
 #[component]
-fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
+fn ConfirmForm(
+    call_id: String,
+    input: CreateBookingInput,
+    preview: Option<BookingPreview>,
+) -> impl IntoView {
+    let lang = page_lang();
     let initial = FormValues::from_input(&input);
     let party_size = RwSignal::new(initial.party_size);
     let starts_at = RwSignal::new(initial.starts_at);
@@ -311,12 +322,7 @@ fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
             <p class="form-hint">
                 "Kiểm tra lại và sửa nếu cần. Chưa có bàn nào được đặt cho đến khi bạn xác nhận."
             </p>
-            <dl class="fields">
-                <div class="field-row">
-                    <dt>"Nhà hàng"</dt>
-                    <dd class="restaurant-id">{restaurant_id}</dd>
-                </div>
-            </dl>
+            {facts(preview, restaurant_id, lang)}
             <div class="form-field">
                 <label for=party_id.clone()>"Số người"</label>
                 <input
@@ -357,6 +363,124 @@ fn ConfirmForm(call_id: String, input: CreateBookingInput) -> impl IntoView {
             )}
         </form>
     }
+}
+
+/// What the server found the booking would be, above the form's fields: the restaurant by
+/// name and address, the local time, and whether there is room. Without a preview (a
+/// conversation stored before previews) only the id is known.
+fn facts(preview: Option<BookingPreview>, restaurant_id: String, lang: Lang) -> impl IntoView {
+    let Some(preview) = preview else {
+        return view! {
+            <dl class="fields">
+                <div class="field-row">
+                    <dt>{lang.pick("Nhà hàng", "Restaurant")}</dt>
+                    <dd class="restaurant-id">{restaurant_id}</dd>
+                </div>
+            </dl>
+        }
+        .into_any();
+    };
+    let BookingPreview {
+        restaurant_name,
+        address,
+        city,
+        starts_at,
+        party_size,
+        availability,
+        ..
+    } = preview;
+    let when = match lang {
+        Lang::Vi => datetime_vi(&starts_at),
+        Lang::En => datetime_en(&starts_at),
+    };
+    let (room_key, room) = match availability {
+        Availability::Available { seats_left } => (
+            "available",
+            match lang {
+                Lang::Vi => format!("Còn chỗ: còn {seats_left} chỗ trống lúc này."),
+                Lang::En => format!("Available: {seats_left} seats free at this time."),
+            },
+        ),
+        Availability::Waitlist => (
+            "waitlist",
+            match lang {
+                Lang::Vi => format!(
+                    "Giờ này đã kín chỗ cho {party_size} người: nếu xác nhận, yêu cầu sẽ vào danh sách chờ, chưa có bàn."
+                ),
+                Lang::En => format!(
+                    "This time is full for {party_size}: if you confirm, the request goes on the waiting list, with no table yet."
+                ),
+            },
+        ),
+    };
+    view! {
+        <dl class="fields booking-facts">
+            <div class="field-row">
+                <dt>{lang.pick("Nhà hàng", "Restaurant")}</dt>
+                <dd class="restaurant-name">{restaurant_name}</dd>
+            </div>
+            <div class="field-row">
+                <dt>{lang.pick("Địa chỉ", "Address")}</dt>
+                <dd class="restaurant-address">{format!("{address}, {city}")}</dd>
+            </div>
+            <div class="field-row">
+                <dt>{lang.pick("Thời gian", "Time")}</dt>
+                <dd class="booking-when">{when}</dd>
+            </div>
+            <div class="field-row">
+                <dt>{lang.pick("Số người", "Party size")}</dt>
+                <dd class="booking-party">{party_size.to_string()}</dd>
+            </div>
+        </dl>
+        <p class=format!("availability availability-{room_key}") data-availability=room_key role="status">
+            {room}
+        </p>
+    }
+    .into_any()
+}
+
+/// A moment in English, in its own offset, 24-hour like the restaurant's clock:
+/// "19:00, Thursday 24 December 2026".
+fn datetime_en(at: &DateTime<FixedOffset>) -> String {
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    const DAYS: [&str; 7] = [
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+    ];
+    let date = at.date_naive();
+    let month = MONTHS
+        .get(date.month0() as usize)
+        .copied()
+        .unwrap_or_default();
+    let day = DAYS
+        .get(date.weekday().num_days_from_monday() as usize)
+        .copied()
+        .unwrap_or_default();
+    format!(
+        "{:02}:{:02}, {day} {} {month} {}",
+        at.hour(),
+        at.minute(),
+        date.day(),
+        date.year()
+    )
 }
 
 /// The form after the decision: locked, with what was decided.

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 use shared::{
     message::{ToolPart, ToolState},
+    preview::ApprovalPreview,
     tools::{
         CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, GiftSuggestion,
         PrepareCheckoutInput, SuggestGiftsInput, SuggestGiftsOutput,
@@ -29,7 +30,7 @@ pub fn render_suggestions(state: ToolState<SuggestGiftsInput, SuggestGiftsOutput
         ToolState::InputStreaming(input) => searching(criteria_from_partial(input.partial())),
         ToolState::InputAvailable { input } => searching(Some(criteria(&input))),
         // suggest_gifts never asks for approval; a stored part saying so is still a search.
-        ToolState::ApprovalRequested { input } | ToolState::ApprovalResponded { input, .. } => {
+        ToolState::ApprovalRequested { input, .. } | ToolState::ApprovalResponded { input, .. } => {
             searching(Some(criteria(&input)))
         }
         ToolState::OutputAvailable { input, output } => suggestions(&input, output),
@@ -55,7 +56,7 @@ pub fn render_draft(state: ToolState<PrepareCheckoutInput, CheckoutDraft>) -> Pa
         ),
         ToolState::InputAvailable { input } => skeleton(PREPARING.to_owned(), Some(input.gift_id)),
         // prepare_checkout only computes a draft and never asks; shown as being prepared.
-        ToolState::ApprovalRequested { input } | ToolState::ApprovalResponded { input, .. } => {
+        ToolState::ApprovalRequested { input, .. } | ToolState::ApprovalResponded { input, .. } => {
             skeleton(PREPARING.to_owned(), Some(input.gift_id))
         }
         ToolState::OutputAvailable { output, .. } => draft_card(output),
@@ -85,8 +86,12 @@ pub fn render_checkout(
             "Đang chuẩn bị để bạn xác nhận…".to_owned(),
             Some(input.draft_id),
         ),
-        ToolState::ApprovalRequested { input } => {
-            view! { <CheckoutForm call_id input/> }.into_part_view()
+        ToolState::ApprovalRequested { input, preview } => {
+            let preview = match preview {
+                Some(ApprovalPreview::Checkout(draft)) => Some(draft),
+                _ => None,
+            };
+            view! { <CheckoutForm call_id input preview/> }.into_part_view()
         }
         ToolState::ApprovalResponded { input, approved } => decided_checkout(&input, approved),
         ToolState::OutputAvailable { output, .. } => receipt(output),
@@ -317,8 +322,13 @@ fn draft_summary(draft_id: &str, draft: Option<CheckoutDraft>) -> impl IntoView 
 
 /// The confirmation form: two buttons and nothing to edit. It locks at the first click.
 #[component]
-fn CheckoutForm(call_id: String, input: CreateCheckoutSessionInput) -> impl IntoView {
-    let draft = find_draft(use_context::<ChatState>(), &input.draft_id);
+fn CheckoutForm(
+    call_id: String,
+    input: CreateCheckoutSessionInput,
+    preview: Option<CheckoutDraft>,
+) -> impl IntoView {
+    // The server's figures as of now; the conversation's copy only for older messages.
+    let draft = preview.or_else(|| find_draft(use_context::<ChatState>(), &input.draft_id));
     let approval = Approval::new(call_id);
     let decide = move |approved: bool| {
         if approval.is_open() {

@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 use shared::{
     message::{ToolPart, ToolState},
+    preview::ApprovalPreview,
     tools::{
         BookingState, BookingSummary, CancelBookingInput, CancelBookingOutput, ListBookingsInput,
         ListBookingsOutput,
@@ -148,8 +149,12 @@ pub fn render_cancel(
             "Đang chuẩn bị để bạn xác nhận…".to_owned(),
             Some(input.booking_id),
         ),
-        ToolState::ApprovalRequested { input } => {
-            view! { <CancelForm call_id input/> }.into_part_view()
+        ToolState::ApprovalRequested { input, preview } => {
+            let preview = match preview {
+                Some(ApprovalPreview::Cancellation(preview)) => Some(preview.booking),
+                _ => None,
+            };
+            view! { <CancelForm call_id input preview/> }.into_part_view()
         }
         ToolState::ApprovalResponded { input, approved } => decided_cancel(&input, approved),
         ToolState::OutputAvailable { output, .. } => cancel_receipt(output),
@@ -218,8 +223,13 @@ fn booking_fields(booking: Option<BookingSummary>) -> impl IntoView {
 /// The destructive confirmation: which booking, a red "Huỷ đặt chỗ" and "Giữ lại".
 /// Nothing to edit; it locks at the first click.
 #[component]
-fn CancelForm(call_id: String, input: CancelBookingInput) -> impl IntoView {
-    let booking = find_booking(use_context::<ChatState>(), &input.booking_id);
+fn CancelForm(
+    call_id: String,
+    input: CancelBookingInput,
+    preview: Option<BookingSummary>,
+) -> impl IntoView {
+    // The booking as the server has it now; the conversation's copy only for older messages.
+    let booking = preview.or_else(|| find_booking(use_context::<ChatState>(), &input.booking_id));
     let approval = Approval::new(call_id);
     let decide = move |approved: bool| {
         if approval.is_open() {

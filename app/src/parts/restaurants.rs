@@ -17,7 +17,7 @@ pub fn render(state: ToolState<SearchRestaurantsInput, SearchRestaurantsOutput>)
         ToolState::InputStreaming(input) => searching(partial_str(input.partial(), "city")),
         ToolState::InputAvailable { input } => searching(Some(input.city)),
         // searchRestaurants never asks for approval; a stored part saying so is still a search.
-        ToolState::ApprovalRequested { input } | ToolState::ApprovalResponded { input, .. } => {
+        ToolState::ApprovalRequested { input, .. } | ToolState::ApprovalResponded { input, .. } => {
             searching(Some(input.city))
         }
         ToolState::OutputAvailable { input, output } => results(input, output),

@@ -26,7 +26,7 @@ pub fn render(state: ToolState<ShippingQuoteInput, ShippingQuoteOutput>) -> Part
         ToolState::InputAvailable { input } => skeleton(LOADING.to_owned(), Some(detail(&input))),
         // shipping_quote never asks for approval; a stored part saying so is still a quote
         // being computed.
-        ToolState::ApprovalRequested { input } | ToolState::ApprovalResponded { input, .. } => {
+        ToolState::ApprovalRequested { input, .. } | ToolState::ApprovalResponded { input, .. } => {
             skeleton(LOADING.to_owned(), Some(detail(&input)))
         }
         ToolState::OutputAvailable { output, .. } => quote(output),

@@ -21,7 +21,7 @@ pub fn render(state: ToolState<GetWeatherInput, GetWeatherOutput>) -> PartView {
         ToolState::InputAvailable { input } => skeleton(LOADING.to_owned(), Some(input.city)),
         // getWeather never asks for approval; should a stored part say so anyway, it is
         // still just a forecast being fetched.
-        ToolState::ApprovalRequested { input } | ToolState::ApprovalResponded { input, .. } => {
+        ToolState::ApprovalRequested { input, .. } | ToolState::ApprovalResponded { input, .. } => {
             skeleton(LOADING.to_owned(), Some(input.city))
         }
         ToolState::OutputAvailable { output, .. } => forecast(output),

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::{give_back, Agent, Call, Decided, Decision, EventSender, Run, DECISION_NOT_SAVED};
 use crate::{
     security::MAX_ARGUMENT_BYTES,
-    store::TakenCall,
+    store::{self, PendingCall, TakenCall},
     tools::{self, ExecError, ToolContext},
 };
 
@@ -66,13 +66,89 @@ pub async fn check_edit(
         take: None,
     };
     match tools::precheck(&input, &ctx).await {
-        Ok(()) => Ok(input),
+        Ok(_) => Ok(input),
         Err(ExecError::Tool(error)) => Err(EditRejected::Invalid(error)),
         Err(ExecError::Internal(details)) => {
             tracing::error!(%details, "precheck of edited input failed");
             Err(EditRejected::Internal)
         }
     }
+}
+
+/// Why a decision to approve was not taken: the facts the person saw changed.
+#[derive(Debug)]
+pub struct PreviewChanged {
+    /// The call's part as stored now, with the fresh preview the form must show.
+    pub part: Value,
+}
+
+/// Before an unedited approval is taken: computes the call's preview again and compares it
+/// with the one the person was shown. When they differ in what matters (the slot filled
+/// up, the booking changed), the stored part gets the fresh preview and the decision is
+/// refused, so nothing runs on facts the person never saw; the call stays pending.
+///
+/// Anything else — no preview was shown (a message stored before previews), the input is
+/// now invalid, a check failed — is left to the decision itself, which validates and
+/// reports exactly as for a fresh call.
+pub async fn recheck_preview(
+    agent: &Agent,
+    tool: ToolName,
+    pending: &PendingCall,
+) -> Result<(), PreviewChanged> {
+    let now = (agent.clock)();
+    let Ok(input) = validate_arguments(tool, &pending.input, &ValidationContext { now }) else {
+        return Ok(());
+    };
+    let ctx = ToolContext {
+        db: agent.db.clone(),
+        owner_id: pending.owner_id.clone(),
+        conversation_id: pending.conversation_id.clone(),
+        call_id: pending.tool_call_id.clone(),
+        now,
+        upstreams: agent.upstreams.clone(),
+        take: None,
+    };
+    let fresh = match tools::precheck(&input, &ctx).await {
+        Ok(Some(fresh)) => fresh,
+        Ok(None) | Err(ExecError::Tool(_)) => return Ok(()),
+        Err(ExecError::Internal(details)) => {
+            tracing::warn!(%details, "preview re-check failed; the decision goes on");
+            return Ok(());
+        }
+    };
+    let message =
+        match store::message(&agent.db, &pending.conversation_id, &pending.message_id).await {
+            Ok(Some(message)) => message,
+            Ok(None) => return Ok(()),
+            Err(error) => {
+                tracing::warn!(%error, "reading the pending call's message failed");
+                return Ok(());
+            }
+        };
+    let shown = message
+        .tool_part(&pending.tool_call_id)
+        .and_then(|part| part.preview().cloned());
+    let Some(shown) = shown else {
+        return Ok(());
+    };
+    if !shown.differs_materially(&fresh) {
+        return Ok(());
+    }
+    let mut message = message;
+    message.apply(&AgentEvent::ToolApprovalRequest {
+        approval_id: pending.tool_call_id.clone(),
+        tool_call_id: pending.tool_call_id.clone(),
+        preview: Some(fresh),
+    });
+    if let Err(error) = store::save_message(&agent.db, &pending.conversation_id, &message).await {
+        // Not saved: the person is still told, and the next decision checks again.
+        tracing::warn!(%error, "saving the fresh preview failed");
+    }
+    let part = message
+        .tool_part(&pending.tool_call_id)
+        .and_then(|part| serde_json::to_value(part).ok())
+        .unwrap_or(Value::Null);
+    Err(PreviewChanged { part })
 }
 
 /// One call proposed outside the loop.

@@ -2,6 +2,7 @@
 //! and call id are the idempotency key).
 
 use chrono::{DateTime, FixedOffset, SecondsFormat};
+use shared::preview::{Availability, BookingPreview};
 use shared::tools::{BookingStatus, CreateBookingInput, CreateBookingOutput, Entity, Rule};
 
 use super::{
@@ -19,6 +20,34 @@ pub async fn precheck(
         restaurants::find(&ctx.db, &input.restaurant_id).await?,
         input,
     )
+}
+
+/// The booking as it would be made now, for the confirmation form: [`precheck`]'s rules,
+/// then the restaurant's facts and whether the slot has room for the party.
+pub async fn preview(
+    input: &CreateBookingInput,
+    ctx: &ToolContext,
+) -> Result<BookingPreview, ExecError> {
+    let restaurant = precheck(input, ctx).await?;
+    let starts_at = input.starts_at.with_timezone(&restaurant.offset()?);
+    let taken =
+        restaurants::seats_taken(&ctx.db, &restaurant.id, &restaurants::utc_key(starts_at)).await?;
+    let capacity = u32::try_from(restaurant.seats_per_slot.max(0)).unwrap_or(u32::MAX);
+    let seats_left = capacity.saturating_sub(taken);
+    let availability = if seats_left >= u32::from(input.party_size) {
+        Availability::Available { seats_left }
+    } else {
+        Availability::Waitlist
+    };
+    Ok(BookingPreview {
+        restaurant_id: restaurant.id,
+        restaurant_name: restaurant.name,
+        address: restaurant.address,
+        city: restaurant.city,
+        starts_at,
+        party_size: input.party_size,
+        availability,
+    })
 }
 
 /// The rules of [`precheck`] on the restaurant as read (`None`: no such id).

@@ -11,6 +11,7 @@ pub mod weather;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
+use shared::preview::{ApprovalPreview, CancellationPreview};
 use shared::tools::{ErrorCode, Rule, ToolError, ToolInput};
 
 use crate::db::Pool;
@@ -100,17 +101,30 @@ pub async fn execute(input: &ToolInput, ctx: &ToolContext) -> Result<Value, Exec
 }
 
 /// Checks against data that must pass before a call is offered for approval (so a person
-/// is never asked to confirm something that cannot happen). Read-only.
-pub async fn precheck(input: &ToolInput, ctx: &ToolContext) -> Result<(), ExecError> {
+/// is never asked to confirm something that cannot happen), and what the call would do as
+/// the data says now, for the confirmation form. Read-only; `None` for calls without
+/// approval.
+pub async fn precheck(
+    input: &ToolInput,
+    ctx: &ToolContext,
+) -> Result<Option<ApprovalPreview>, ExecError> {
     match input {
         ToolInput::GetWeather(_)
         | ToolInput::SearchRestaurants(_)
         | ToolInput::ListBookings(_)
         | ToolInput::SuggestGifts(_)
         | ToolInput::PrepareCheckout(_)
-        | ToolInput::ShippingQuote(_) => Ok(()),
-        ToolInput::CreateBooking(input) => booking::precheck(input, ctx).await.map(drop),
-        ToolInput::CancelBooking(input) => my_bookings::precheck(input, ctx).await.map(drop),
-        ToolInput::CreateCheckoutSession(input) => gifts::precheck(input, ctx).await.map(drop),
+        | ToolInput::ShippingQuote(_) => Ok(None),
+        ToolInput::CreateBooking(input) => booking::preview(input, ctx)
+            .await
+            .map(|preview| Some(ApprovalPreview::Booking(preview))),
+        ToolInput::CancelBooking(input) => my_bookings::precheck(input, ctx).await.map(|booking| {
+            Some(ApprovalPreview::Cancellation(CancellationPreview {
+                booking,
+            }))
+        }),
+        ToolInput::CreateCheckoutSession(input) => gifts::precheck(input, ctx)
+            .await
+            .map(|draft| Some(ApprovalPreview::Checkout(draft))),
     }
 }

@@ -5,7 +5,12 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use shared::message::Message;
+use shared::{
+    explain,
+    lang::Lang,
+    message::Message,
+    tools::{ErrorCode, ToolError, ValidationIssue},
+};
 
 /// `POST /api/chat`.
 pub const CHAT_URL: &str = "/api/chat";
@@ -109,16 +114,85 @@ struct ErrorBody {
 #[derive(Debug, Deserialize)]
 struct ErrorDetail {
     #[serde(default)]
-    message: String,
+    code: String,
+    #[serde(default)]
+    issues: Vec<ValidationIssue>,
 }
 
-/// The text to show for a non-2xx answer: the server's `error.message` when the body has
-/// one, else a generic Vietnamese sentence with the status.
-pub fn error_message(status: u16, body: &str) -> String {
-    match serde_json::from_str::<ErrorBody>(body) {
-        Ok(ErrorBody { error }) if !error.message.trim().is_empty() => error.message,
-        _ => format!("Máy chủ báo lỗi (mã {status}). Vui lòng thử lại."),
-    }
+/// The sentence a person reads for a non-2xx answer, in `lang`, chosen by the answer's
+/// `error.code` (and, for a refused edit, its issues). The server's `message` is written
+/// for client developers in English and is never shown.
+pub fn error_message(status: u16, body: &str, lang: Lang) -> String {
+    let (code, issues) = match serde_json::from_str::<ErrorBody>(body) {
+        Ok(ErrorBody { error }) => (error.code, error.issues),
+        Err(_) => (String::new(), Vec::new()),
+    };
+    let text = match code.as_str() {
+        "VALIDATION_ERROR" if !issues.is_empty() => {
+            let error = ToolError::new(ErrorCode::ValidationError, "").with_issues(issues);
+            return format!(
+                "{} {}",
+                explain::reason(&error, lang),
+                lang.pick(
+                    "Sửa lại rồi xác nhận; chưa có gì được thực hiện.",
+                    "Fix it and confirm again; nothing was done yet.",
+                )
+            );
+        }
+        "VALIDATION_ERROR" | "BAD_REQUEST" => lang.pick(
+            "Yêu cầu chưa hợp lệ nên chưa có gì được thực hiện.",
+            "The request was not valid, so nothing was done.",
+        ),
+        "PREVIEW_CHANGED" => lang.pick(
+            "Thông tin đã thay đổi từ lúc bạn xem (ví dụ giờ này vừa kín chỗ). Chưa có gì được thực hiện — hãy xem lại mẫu xác nhận rồi quyết định.",
+            "Things changed since you looked (for example the time slot filled up). Nothing was done — check the updated form and decide again.",
+        ),
+        "ALREADY_RESOLVED" => lang.pick(
+            "Yêu cầu xác nhận này đã được trả lời rồi; không có gì được làm thêm.",
+            "This confirmation was already answered; nothing more was done.",
+        ),
+        "DECISION_IN_PROGRESS" | "RUN_IN_PROGRESS" => lang.pick(
+            "Trợ lý vẫn đang xử lý yêu cầu trước. Đợi giây lát rồi thử lại.",
+            "The assistant is still working on the previous request. Wait a moment and try again.",
+        ),
+        "RATE_LIMITED" => lang.pick(
+            "Bạn gửi hơi nhanh. Đợi một chút rồi thử lại.",
+            "You're sending messages a little fast. Wait a moment and try again.",
+        ),
+        "TOO_MANY_RUNS" => lang.pick(
+            "Bạn đang có quá nhiều câu trả lời chạy cùng lúc. Đợi một câu xong rồi thử lại.",
+            "Too many replies are running for you at once. Wait for one to finish and try again.",
+        ),
+        "EMPTY_MESSAGE" => lang.pick("Tin nhắn đang trống.", "The message is empty."),
+        "MESSAGE_TOO_LONG" => lang.pick(
+            "Tin nhắn quá dài. Hãy rút gọn rồi gửi lại.",
+            "The message is too long. Shorten it and send again.",
+        ),
+        "BODY_TOO_LARGE" => lang.pick(
+            "Nội dung gửi đi quá lớn.",
+            "What was sent is too large.",
+        ),
+        "NOT_FOUND" => lang.pick(
+            "Không tìm thấy nội dung này (có thể nó thuộc về một phiên khác).",
+            "This could not be found (it may belong to another session).",
+        ),
+        "UNKNOWN_ASSISTANT" => lang.pick("Không có trợ lý này.", "There is no such assistant."),
+        "CROSS_SITE_REQUEST" => lang.pick(
+            "Yêu cầu bị chặn vì không đến từ trang datban.",
+            "The request was blocked because it did not come from datban's page.",
+        ),
+        "STORAGE_UNAVAILABLE" | "INTERNAL" => lang.pick(
+            "Lỗi phía hệ thống; chưa có gì thay đổi. Vui lòng thử lại.",
+            "Something went wrong on our side; nothing changed. Please try again.",
+        ),
+        _ => {
+            return match lang {
+                Lang::Vi => format!("Máy chủ báo lỗi (mã {status}). Vui lòng thử lại."),
+                Lang::En => format!("The server answered with an error ({status}). Please try again."),
+            }
+        }
+    };
+    text.to_owned()
 }
 
 /// Percent-encodes everything but unreserved characters, for an id in a path or query.
@@ -173,18 +247,54 @@ mod tests {
     }
 
     #[test]
-    fn error_bodies() {
+    fn error_bodies_are_told_by_code_never_by_the_servers_message() {
+        let body = |code: &str| {
+            format!(r#"{{"error":{{"code":"{code}","message":"English for developers"}}}}"#)
+        };
         assert_eq!(
-            error_message(
-                400,
-                r#"{"error":{"code":"TEXT_TOO_LONG","message":"Tin nhắn quá dài"}}"#
-            ),
-            "Tin nhắn quá dài"
+            error_message(400, &body("MESSAGE_TOO_LONG"), Lang::Vi),
+            "Tin nhắn quá dài. Hãy rút gọn rồi gửi lại."
         );
         assert_eq!(
-            error_message(502, "<html>Bad gateway</html>"),
+            error_message(429, &body("RATE_LIMITED"), Lang::En),
+            "You're sending messages a little fast. Wait a moment and try again."
+        );
+        for code in [
+            "VALIDATION_ERROR",
+            "PREVIEW_CHANGED",
+            "ALREADY_RESOLVED",
+            "RUN_IN_PROGRESS",
+            "TOO_MANY_RUNS",
+            "NOT_FOUND",
+            "INTERNAL",
+            "SOMETHING_NEW",
+        ] {
+            for lang in [Lang::Vi, Lang::En] {
+                let text = error_message(409, &body(code), lang);
+                assert!(!text.contains("English for developers"), "{code}: {text}");
+                assert!(!text.is_empty());
+            }
+        }
+        assert_eq!(
+            error_message(502, "<html>Bad gateway</html>", Lang::Vi),
             "Máy chủ báo lỗi (mã 502). Vui lòng thử lại."
         );
+        assert_eq!(
+            error_message(502, "<html>Bad gateway</html>", Lang::En),
+            "The server answered with an error (502). Please try again."
+        );
+    }
+
+    #[test]
+    fn a_refused_edit_names_the_field_in_the_persons_words() {
+        let body = r#"{"error":{"code":"VALIDATION_ERROR","message":"partySize: ...",
+            "issues":[{"path":"partySize","message":"x",
+            "rule":{"kind":"aboveMaximum","max":20,"exclusive":false}}]}}"#;
+        assert_eq!(
+            error_message(422, body, Lang::Vi),
+            "Số người tối đa là 20. Sửa lại rồi xác nhận; chưa có gì được thực hiện."
+        );
+        assert!(error_message(422, body, Lang::En).starts_with("The party size can be at most 20."));
     }
 
     #[test]

@@ -299,10 +299,21 @@ async fn fetch(
         let body = response_text(&response).await.unwrap_or_default();
         return Err(ClientError {
             status: Some(status),
-            message: api::error_message(status, &body),
+            message: api::error_message(status, &body, document_lang()),
         });
     }
     Ok(response)
+}
+
+/// The page's language as the server rendered it (`<html lang>`), for sentences made
+/// outside any component (a failed request's notice).
+pub fn document_lang() -> shared::lang::Lang {
+    web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.document_element())
+        .and_then(|root| root.get_attribute("lang"))
+        .and_then(|tag| shared::lang::Lang::parse(&tag))
+        .unwrap_or_default()
 }
 
 async fn response_text(response: &Response) -> Option<String> {

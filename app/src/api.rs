@@ -16,6 +16,8 @@ use shared::{
 pub const CHAT_URL: &str = "/api/chat";
 /// `POST /api/approvals`.
 pub const APPROVALS_URL: &str = "/api/approvals";
+/// `POST /api/calls/reopen`: takes up a confirmation the person moved on from.
+pub const REOPEN_URL: &str = "/api/calls/reopen";
 
 /// `GET /api/bookings?all=1`: all the owner's bookings, cancelled and past ones too (the
 /// plain URL lists only upcoming ones), as `listBookings` returns them.
@@ -74,6 +76,16 @@ pub struct ApprovalRequest {
     /// The input as the person edited it; absent when nothing changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edited_input: Option<Value>,
+}
+
+/// Body of `POST /api/calls/reopen`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReopenRequest {
+    /// The conversation the call belongs to.
+    pub conversation_id: String,
+    /// The call that was closed when the person wrote something else.
+    pub tool_call_id: String,
 }
 
 /// Answer of `GET /api/conversations/{id}`.

@@ -173,6 +173,48 @@ impl ChatState {
         })
     }
 
+    /// Takes up again the confirmation of call `call_id`, closed when the person wrote
+    /// something else: the server checks it again and stores a new confirmation, which
+    /// appears once the conversation is read again. Returns whether a request started.
+    pub fn reopen(&self, call_id: String) -> bool {
+        if self.busy_untracked() {
+            return false;
+        }
+        let Some(conversation_id) = self.conversation_id.get_untracked() else {
+            return false;
+        };
+        self.error.set(None);
+        #[cfg(feature = "hydrate")]
+        {
+            let chat = *self;
+            chat.streaming.set(true);
+            let generation = chat.generation.get_value();
+            leptos::task::spawn_local(async move {
+                let body = crate::api::ReopenRequest {
+                    conversation_id,
+                    tool_call_id: call_id,
+                };
+                let body = serde_json::to_string(&body).unwrap_or_default();
+                let answer = crate::client::send_json::<serde_json::Value>(
+                    "POST",
+                    crate::api::REOPEN_URL,
+                    Some(&body),
+                )
+                .await;
+                if chat.current(generation) {
+                    if let Err(failure) = answer {
+                        chat.error.set(Some(failure.message));
+                    }
+                    chat.refresh(generation).await;
+                }
+                chat.streaming.set(false);
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (conversation_id, call_id);
+        true
+    }
+
     /// Answers the confirmation of call `call_id`. `on_end` runs once the request is over
     /// (with `true` when it streamed to the end). Returns whether a request started.
     pub fn respond(

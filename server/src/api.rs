@@ -18,11 +18,11 @@ use axum::{
 };
 use futures::{stream, StreamExt};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 use shared::{
     events::{AgentEvent, UI_MESSAGE_STREAM_VERSION},
-    message::{Message, MessageMetadata, Role, RunStatus},
-    tools::{Assistant, ToolName, ValidationIssue},
+    message::{CallOutcome, Message, MessageMetadata, Role, RunStatus},
+    tools::{Assistant, ErrorCode, ToolError, ToolName, ValidationIssue},
 };
 
 use crate::{
@@ -41,6 +41,7 @@ pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/chat", post(chat))
         .route("/api/approvals", post(approve))
+        .route("/api/calls/reopen", post(reopen))
         .route("/api/conversations/{id}", get(conversation))
         .route("/api/chat/{id}/stop", post(stop))
         .route("/api/chat/{id}/stream", get(stream_run))
@@ -317,7 +318,9 @@ async fn chat(
     Ok(sse(run.subscribe(0), run.id()))
 }
 
-/// A new message answers every open confirmation with "no": the person moved on.
+/// A new message closes every open confirmation: the person moved on. It is not a "no"
+/// (nobody declined), so the call ends `MOVED_ON`, which the page shows as what happened
+/// and from which the person can still go ahead (`POST /api/calls/reopen`).
 async fn decline_pending(
     state: &AppState,
     conversation_id: &str,
@@ -330,8 +333,15 @@ async fn decline_pending(
         else {
             continue;
         };
-        message.apply(&AgentEvent::ToolOutputDenied {
+        let error = ToolError::new(
+            ErrorCode::MovedOn,
+            "The user wrote a new message instead of answering this confirmation, so nothing \
+             was done. Do not say it was done; if it still matters, ask whether they want it.",
+        );
+        message.apply(&AgentEvent::ToolOutputError {
             tool_call_id: pending.tool_call_id.clone(),
+            error_text: error.message.clone(),
+            error,
         });
         message.apply(&AgentEvent::Finish {
             message_metadata: MessageMetadata {
@@ -399,21 +409,7 @@ async fn approve(
                 &request.tool_call_id,
             )
             .await
-            .map_err(|rejected| match rejected {
-                EditRejected::Invalid(error) => ApiError {
-                    issues: error.issues,
-                    ..ApiError::new(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        "VALIDATION_ERROR",
-                        error.message,
-                    )
-                },
-                EditRejected::Internal => ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "INTERNAL",
-                    "Something went wrong on our side. Please try again.",
-                ),
-            })?,
+            .map_err(rejected)?,
         ),
         _ => None,
     };
@@ -463,6 +459,108 @@ async fn approve(
             .await;
     });
     Ok(sse(run.subscribe(0), run.id()))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ReopenRequest {
+    conversation_id: String,
+    tool_call_id: String,
+}
+
+/// A refused edit or reopened call, as the page reads it: `422 VALIDATION_ERROR` with the
+/// issues, so the person is told which field and why in their language.
+fn rejected(rejected: EditRejected) -> ApiError {
+    match rejected {
+        EditRejected::Invalid(error) => ApiError {
+            issues: error.issues,
+            ..ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "VALIDATION_ERROR",
+                error.message,
+            )
+        },
+        EditRejected::Internal => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "Something went wrong on our side. Please try again.",
+        ),
+    }
+}
+
+/// Takes up again a confirmation that was closed because the person wrote something else
+/// (`MOVED_ON`): the same input, validated and checked against the data as a new call,
+/// stored as a new pending call in a new assistant message, which the answer carries. The
+/// new call's id is derived from the old one, so reopening twice gives the same call (and
+/// its effect, keyed by that id, can happen once). Nothing runs until it is approved.
+async fn reopen(
+    State(state): State<AppState>,
+    Extension(OwnerId(owner)): Extension<OwnerId>,
+    body: Result<Json<ReopenRequest>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(request) = body?;
+    let conversation = store::find_conversation(&state.db, &request.conversation_id, &owner)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Conversation"))?;
+    let again_id = format!("again_{}", request.tool_call_id);
+    // One writer per conversation: no run, decision or other reopen meanwhile.
+    let reservation = state
+        .runs
+        .reserve(&owner, &conversation.id, Some(DECISION_WAIT))
+        .await?;
+    let messages = store::messages(&state.db, &conversation.id).await?;
+    if let Some(existing) = messages
+        .iter()
+        .find(|message| message.tool_part(&again_id).is_some())
+    {
+        return Ok(Json(json!({ "message": existing })).into_response());
+    }
+    let part = messages
+        .iter()
+        .find_map(|message| message.tool_part(&request.tool_call_id))
+        .ok_or_else(|| ApiError::not_found("Confirmation"))?;
+    let moved_on =
+        matches!(part.outcome(), CallOutcome::Error(error) if error.code == ErrorCode::MovedOn);
+    let tool = ToolName::parse(part.tool_name()).filter(|_| moved_on);
+    let (Some(tool), Some(input)) = (tool, part.input_json()) else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "NOT_REOPENABLE",
+            "Only a confirmation that was closed because a new message was sent can be taken \
+             up again.",
+        ));
+    };
+    let assistant = Assistant::parse(&conversation.assistant).unwrap_or_default();
+    agent::check_edit(
+        &state.agent,
+        tool,
+        &input,
+        &owner,
+        &conversation.id,
+        &again_id,
+    )
+    .await
+    .map_err(rejected)?;
+    let message = Message::assistant(format!("msg_{again_id}"));
+    store::append_message(&state.db, &conversation.id, &message, (state.agent.clock)()).await?;
+    let message = state
+        .agent
+        .call_directly(
+            assistant,
+            agent::Home::Stored {
+                owner_id: &owner,
+                conversation_id: &conversation.id,
+            },
+            message,
+            agent::DirectCall {
+                id: again_id,
+                name: tool.as_str().to_owned(),
+                arguments: input.to_string(),
+            },
+        )
+        .await;
+    drop(reservation);
+    Ok(Json(json!({ "message": message })).into_response())
 }
 
 /// The answer to a decision on a call that is not pending (any more): `409

@@ -438,7 +438,7 @@ async fn another_owner_can_neither_see_nor_decide() {
 }
 
 #[tokio::test]
-async fn a_new_message_declines_what_was_pending() {
+async fn a_new_message_closes_what_was_pending_as_moved_on() {
     let app = spawn_app().await;
     let (conversation, call) = pending_booking(&app).await;
     let reply = app
@@ -452,14 +452,17 @@ async fn a_new_message_declines_what_was_pending() {
     let (_, body) = app
         .get_json(&format!("/api/conversations/{conversation}"))
         .await;
-    let denied = body["messages"]
+    let closed = body["messages"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
         .find(|p| p["toolCallId"] == json!(call) || p["id"] == json!(call))
         .unwrap();
-    assert_eq!(denied["state"], "output-denied");
+    // Nobody declined: the call ends as what happened, with its input kept.
+    assert_eq!(closed["state"], "output-error");
+    assert_eq!(closed["error"]["code"], "MOVED_ON");
+    assert_eq!(closed["input"]["restaurantId"], "hn-cha-ca-thang-long");
 }
 
 #[tokio::test]

@@ -467,3 +467,62 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() {
     assert_eq!(output[0]["output"]["restaurantName"], "Chả Cá Thăng Long");
     assert_eq!(output[0]["output"]["startsAt"], starts_at);
 }
+
+/// A confirmation left open when the person writes something else ends as what happened —
+/// `MOVED_ON`, not declined — and can still be taken up: the same input, checked again,
+/// becomes a new pending call (the same one however often it is asked for) that books
+/// once when approved. Only such a call can be reopened, and only by its owner.
+#[tokio::test]
+async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() {
+    let app = spawn_app().await;
+    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let next = app
+        .chat(Some(&conversation), "Thời tiết Hà Nội thế nào?")
+        .await;
+    assert_eq!(next.status, 200, "{:?}", next.body);
+    let part = stored_part(&app, &conversation, &call).await;
+    assert_eq!(part["state"], "output-error", "{part}");
+    assert_eq!(part["error"]["code"], "MOVED_ON", "{part}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+
+    let reopen = |client: reqwest::Client| {
+        let body = json!({"conversationId": conversation, "toolCallId": call});
+        let url = app.url("/api/calls/reopen");
+        async move { support::read_reply(client.post(url).json(&body).send().await.unwrap()).await }
+    };
+    let stranger = reopen(support::new_client()).await;
+    assert_eq!(stranger.status, 404, "{:?}", stranger.body);
+    let first = reopen(app.client.clone()).await;
+    assert_eq!(first.status, 200, "{:?}", first.body);
+    let again = format!("again_{call}");
+    let parts = first.body["message"]["parts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let reopened = parts.iter().find(|p| p["id"] == again.as_str()).cloned();
+    let reopened = reopened.unwrap_or_else(|| panic!("{}", first.body));
+    assert_eq!(reopened["state"], "approval-requested", "{reopened}");
+    assert_eq!(reopened["preview"]["restaurantName"], "Chả Cá Thăng Long");
+    assert_eq!(
+        reopened["input"], part["input"],
+        "the same booking as before"
+    );
+    let second = reopen(app.client.clone()).await;
+    assert_eq!(second.status, 200);
+    assert_eq!(second.body["message"]["id"], first.body["message"]["id"]);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
+
+    let booked = decide(&app, &app.client, &conversation, &again, true).await;
+    assert_eq!(booked.status, 200, "{:?}", booked.body);
+    let output = booked.of_type("tool-output-available");
+    assert_eq!(output.len(), 1, "{:#?}", booked.events);
+    assert_eq!(output[0]["output"]["status"], "confirmed");
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+
+    // The booked call is not one that moved on: nothing to reopen.
+    let body = json!({"conversationId": conversation, "toolCallId": again});
+    let refused = app.post(&app.client, "/api/calls/reopen", body).await;
+    assert_eq!(refused.status, 409, "{:?}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "NOT_REOPENABLE");
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+}

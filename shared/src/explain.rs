@@ -105,6 +105,10 @@ pub fn next_step(code: ErrorCode, retryable: bool, lang: Lang) -> &'static str {
         ErrorCode::Declined | ErrorCode::Cancelled | ErrorCode::Interrupted => {
             lang.pick("Không có gì thay đổi.", "Nothing changed.")
         }
+        ErrorCode::MovedOn => lang.pick(
+            "Không có gì thay đổi. Nếu vẫn muốn, bạn có thể làm tiếp từ đây.",
+            "Nothing changed. If you still want it, you can go ahead from here.",
+        ),
         ErrorCode::ExecutionFailed => lang.pick(
             "Lỗi phía hệ thống; chưa có gì được thực hiện. Thử lại sau.",
             "A fault on our side; nothing was done. Try again later.",
@@ -136,6 +140,10 @@ fn code_sentence(code: ErrorCode, lang: Lang) -> &'static str {
             "A service it needs answered too slowly.",
         ),
         ErrorCode::Declined => lang.pick("Bạn đã từ chối.", "You declined."),
+        ErrorCode::MovedOn => lang.pick(
+            "Chưa thực hiện: bạn đã gửi tin nhắn khác thay vì xác nhận.",
+            "Not done: you wrote something else instead of confirming.",
+        ),
         ErrorCode::Cancelled => lang.pick(
             "Câu trả lời đã dừng trước khi việc này chạy.",
             "The reply was stopped before this ran.",
@@ -333,7 +341,7 @@ fn capitalise(text: &str) -> String {
 mod tests {
     use super::*;
 
-    const CODES: [ErrorCode; 12] = [
+    const CODES: [ErrorCode; 13] = [
         ErrorCode::ValidationError,
         ErrorCode::UnknownTool,
         ErrorCode::ExecutionFailed,
@@ -342,6 +350,7 @@ mod tests {
         ErrorCode::Declined,
         ErrorCode::Cancelled,
         ErrorCode::Interrupted,
+        ErrorCode::MovedOn,
         ErrorCode::NotFound,
         ErrorCode::IdempotencyKeyReused,
         ErrorCode::IdempotencyKeyInUse,

@@ -8,7 +8,7 @@ use shared::{
     lang::Lang,
     message::ToolState,
     preview::{ApprovalPreview, Availability, BookingPreview},
-    tools::{BookingStatus, CreateBookingInput, CreateBookingOutput},
+    tools::{BookingStatus, CreateBookingInput, CreateBookingOutput, ErrorCode, ToolError},
 };
 
 use super::{
@@ -16,6 +16,7 @@ use super::{
     error_notice, page_lang, partial_str,
 };
 use crate::format::datetime_vi;
+use crate::state::ChatState;
 use crate::view::{IntoPartView, PartView};
 
 /// The part in its current state.
@@ -42,6 +43,9 @@ pub fn render(
             decided_form(&call_id, &input, approved)
         }
         ToolState::OutputAvailable { output, .. } => receipt(output),
+        ToolState::OutputError { error, .. } if error.code == ErrorCode::MovedOn => {
+            moved_on(call_id, error)
+        }
         ToolState::OutputError { error, .. } => {
             error_notice("Chưa đặt được bàn".to_owned(), Some(error))
         }
@@ -363,6 +367,37 @@ fn ConfirmForm(
             )}
         </form>
     }
+}
+
+/// A confirmation the person left open by writing something else: said as what happened
+/// (not booked, nobody declined), with a way to go ahead still — the server checks the
+/// slot again and asks for a fresh confirmation.
+fn moved_on(call_id: String, error: ToolError) -> PartView {
+    let lang = page_lang();
+    let chat = use_context::<ChatState>();
+    let busy = move || chat.is_none_or(|chat| chat.busy());
+    let notice = error_notice(
+        lang.pick("Chưa đặt bàn", "No table booked").to_owned(),
+        Some(error),
+    );
+    view! {
+        <div class="moved-on">
+            {notice}
+            <button
+                type="button"
+                class="button-secondary reopen-button"
+                disabled=busy
+                on:click=move |_| {
+                    if let Some(chat) = chat {
+                        chat.reopen(call_id.clone());
+                    }
+                }
+            >
+                {lang.pick("Vẫn đặt bàn này", "Book it anyway")}
+            </button>
+        </div>
+    }
+    .into_part_view()
 }
 
 /// What the server found the booking would be, above the form's fields: the restaurant by

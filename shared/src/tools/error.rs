@@ -215,6 +215,9 @@ pub enum ErrorCode {
     Cancelled,
     /// The model's reply was cut off before the call's arguments were complete; not run.
     Interrupted,
+    /// The person wrote something else instead of answering the confirmation; not run.
+    /// Unlike [`ErrorCode::Declined`], nobody said no: the page offers to do it still.
+    MovedOn,
     /// What the call refers to does not exist, or is not the person's (the same answer
     /// either way, so ids cannot be probed).
     NotFound,
@@ -256,9 +259,10 @@ impl ErrorCode {
             ErrorCode::IdempotencyKeyReused | ErrorCode::IdempotencyKeyInUse => {
                 ErrorClass::Platform
             }
-            ErrorCode::Declined | ErrorCode::Cancelled | ErrorCode::Interrupted => {
-                ErrorClass::NotRun
-            }
+            ErrorCode::Declined
+            | ErrorCode::Cancelled
+            | ErrorCode::Interrupted
+            | ErrorCode::MovedOn => ErrorClass::NotRun,
             ErrorCode::ExecutionFailed => ErrorClass::Internal,
         }
     }

@@ -27,7 +27,8 @@ test('the incident: no party size means no receipt, an error notice and a questi
   const failed = tool(page, 'createBooking', 'output-error');
   await expect(failed).toBeVisible();
   await expect(failed).toContainText('Chưa đặt được bàn');
-  await expect(failed).toContainText('partySize');
+  await expect(failed).toContainText('Thiếu số người');
+  await expect(failed).not.toContainText('partySize');
   await settled(page);
   await expect(page.locator('.message.assistant').last()).toContainText('mấy người');
   await expect(page.getByTestId('booking-receipt')).toHaveCount(0);

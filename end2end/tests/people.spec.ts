@@ -1,0 +1,128 @@
+import { test, expect, request as newRequest, type Page, type APIRequestContext } from '@playwright/test';
+import { open, send, settled, tool, storedParts } from './helpers';
+
+// Issue 12 as a person meets it: errors in their words, confirmations that say what will
+// happen (and say it again when it changed), and a confirmation left open that is not
+// called a refusal.
+
+const SEARCH = 'Tìm nhà hàng chả cá ở Hà Nội';
+const BOOK_4 = 'Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00';
+
+async function searchThenAsk(page: Page, booking: string) {
+  await open(page);
+  await send(page, SEARCH);
+  await expect(tool(page, 'searchRestaurants', 'output-available')).toBeVisible();
+  await settled(page);
+  await send(page, booking);
+}
+
+/** The SSE events of a streamed answer. */
+function events(body: string): Array<Record<string, any>> {
+  return body
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
+    .map((line) => JSON.parse(line.slice(6)));
+}
+
+/** Someone else (their own cookie jar) books `people` at the same restaurant and time. */
+async function someoneElseBooks(api: APIRequestContext, people: number) {
+  const search = await api.post('/api/chat', { data: { text: SEARCH } });
+  expect(search.status()).toBe(200);
+  const conversationId = events(await search.text()).find((e) => e.type === 'start')
+    ?.messageMetadata?.conversationId;
+  expect(conversationId).toBeTruthy();
+  const ask = await api.post('/api/chat', {
+    data: { conversationId, text: `Đặt bàn ở Chả Cá Thăng Long cho ${people} người tối mai lúc 19:00` },
+  });
+  const request = events(await ask.text()).find((e) => e.type === 'tool-approval-request');
+  expect(request, 'a confirmation was asked for').toBeTruthy();
+  const approved = await api.post('/api/approvals', {
+    data: { conversationId, toolCallId: request!.toolCallId, approved: true },
+  });
+  expect(approved.status()).toBe(200);
+  expect(events(await approved.text()).some((e) => e.type === 'tool-output-available')).toBe(true);
+}
+
+test('an error notice is in the person’s words, never the model’s text', async ({ page }) => {
+  await searchThenAsk(page, 'Đặt bàn ở Chả Cá Thăng Long tối mai lúc 19:00');
+  const failed = tool(page, 'createBooking', 'output-error');
+  await expect(failed).toBeVisible();
+  const notice = failed.locator('.notice');
+  await expect(notice).toContainText('Thiếu số người');
+  for (const modelText of ['partySize', 'Invalid arguments', 'required field', 'Nothing was run']) {
+    await expect(notice).not.toContainText(modelText);
+  }
+  await settled(page);
+  // The assistant's sentence is Vietnamese too.
+  const reply = page.locator('.message.assistant').last();
+  await expect(reply).toContainText('mấy người');
+  await expect(reply).not.toContainText('partySize');
+});
+
+test('the confirmation form names the restaurant and the local time, not an id', async ({ page }) => {
+  await searchThenAsk(page, BOOK_4);
+  const form = page.getByRole('form', { name: 'Xác nhận đặt bàn' });
+  await expect(form).toBeVisible();
+  await expect(form.locator('.restaurant-name')).toHaveText('Chả Cá Thăng Long');
+  await expect(form.locator('.restaurant-address')).toContainText('Hoàn Kiếm');
+  await expect(form.locator('.booking-when')).toContainText(/^19:00, /);
+  await expect(form.locator('[data-availability]')).toHaveAttribute('data-availability', 'available');
+  await expect(form).not.toContainText('hn-cha-ca-thang-long');
+});
+
+test('a slot that fills up before the decision is reported before anything runs', async ({ page, baseURL }) => {
+  await searchThenAsk(page, BOOK_4);
+  const form = page.getByRole('form', { name: 'Xác nhận đặt bàn' });
+  await expect(form.locator('[data-availability]')).toHaveAttribute('data-availability', 'available');
+  await settled(page);
+
+  // Two other people take all 40 seats of that slot meanwhile.
+  for (const _ of [1, 2]) {
+    const other = await newRequest.newContext({ baseURL });
+    await someoneElseBooks(other, 20);
+    await other.dispose();
+  }
+
+  await form.getByRole('button', { name: 'Xác nhận đặt bàn' }).click();
+  await expect(page.locator('.composer-error')).toContainText('kín chỗ');
+  const again = page.getByRole('form', { name: 'Xác nhận đặt bàn' });
+  await expect(again.locator('[data-availability]')).toHaveAttribute('data-availability', 'waitlist');
+  await expect(page.getByTestId('booking-receipt')).toHaveCount(0);
+  const parts = await storedParts(page);
+  expect(parts.filter((p) => p.tool === 'createBooking' && p.state === 'approval-requested')).toHaveLength(1);
+
+  // Decided again, knowing: the receipt says exactly that — the waiting list.
+  await again.getByRole('button', { name: 'Xác nhận đặt bàn' }).click();
+  const receipt = page.getByTestId('booking-receipt');
+  await expect(receipt).toBeVisible();
+  await expect(receipt).toContainText('Trong danh sách chờ');
+  await expect(receipt).toContainText('4 người');
+  await expect(receipt).toContainText('19:00');
+});
+
+test('writing something else leaves the booking undone, not declined, and it can still be made', async ({ page }) => {
+  await searchThenAsk(page, BOOK_4);
+  await expect(page.getByRole('form', { name: 'Xác nhận đặt bàn' })).toBeVisible();
+  await settled(page);
+  await send(page, 'Thời tiết Hà Nội hôm nay thế nào?');
+  await expect(tool(page, 'getWeather', 'output-available')).toBeVisible();
+  await settled(page);
+
+  const closed = tool(page, 'createBooking', 'output-error');
+  await expect(closed).toBeVisible();
+  await expect(closed).toContainText('bạn đã gửi tin nhắn khác');
+  await expect(closed).not.toContainText('từ chối');
+  await expect(page.getByRole('form', { name: 'Xác nhận đặt bàn' })).toHaveCount(0);
+
+  await closed.getByRole('button', { name: 'Vẫn đặt bàn này' }).click();
+  const form = page.getByRole('form', { name: 'Xác nhận đặt bàn' });
+  await expect(form).toBeVisible();
+  await expect(form.locator('.restaurant-name')).toHaveText('Chả Cá Thăng Long');
+  await form.getByRole('button', { name: 'Xác nhận đặt bàn' }).click();
+  const receipt = page.getByTestId('booking-receipt');
+  await expect(receipt).toBeVisible();
+  await expect(receipt).toContainText('Đã xác nhận');
+  await expect(receipt).toContainText('4 người');
+  await settled(page);
+  await expect(page.getByTestId('booking-receipt')).toHaveCount(1);
+});

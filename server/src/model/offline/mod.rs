@@ -32,18 +32,24 @@
 //! - [`TRIGGER_BAD_WEIGHT`]: a shipping_quote call whose weight is the string `"2"`.
 //! - [`TRIGGER_ZERO_WEIGHT`]: a shipping_quote call whose weight is `0`.
 
+mod catalogue;
 mod lexicon;
+#[cfg(test)]
+mod phrasings;
 mod plan_booking;
 mod plan_gifts;
 mod plan_my_bookings;
+mod plan_requests;
 mod plan_search;
 mod plan_shipping;
 mod plan_weather;
 mod planner;
 mod read;
+mod read_date;
 mod read_gift;
 mod read_money;
 mod read_parcel;
+mod read_request;
 mod read_restaurant;
 mod read_when;
 mod reply;

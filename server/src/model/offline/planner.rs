@@ -3,6 +3,7 @@
 
 use super::plan_search::restaurants_of;
 use super::read::{Lang, Utterance};
+use super::read_request::Request;
 use super::reply::Reply;
 use super::{
     Offered, BAD_ARGS_ARGUMENTS, BAD_JSON_ARGUMENTS, BAD_WEIGHT_ARGUMENTS, CANCEL_BOOKING,
@@ -11,7 +12,10 @@ use super::{
     TRIGGER_BAD_JSON, TRIGGER_BAD_WEIGHT, TRIGGER_LOOP, TRIGGER_TOOL_ERROR, TRIGGER_UNKNOWN_TOOL,
     TRIGGER_ZERO_WEIGHT, UNKNOWN_TOOL_NAME, ZERO_WEIGHT_ARGUMENTS,
 };
+use super::plan_requests::{conversation_language, restaurant_spans};
+use super::read_request::requests;
 use crate::model::{ModelMessage, ProposedCall};
+use crate::tools::city::CITIES;
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::Value;
 use shared::tools::ToolName;
@@ -88,7 +92,12 @@ pub(super) struct Planner<'a> {
     pub(super) now: DateTime<FixedOffset>,
     /// The latest thing the person wrote; every decision is about it.
     pub(super) user: Utterance,
+    /// The same words with restaurant names masked, for numbers, days and times.
+    pub(super) details: Utterance,
+    /// The language of the reply: the person's (see `plan_requests::conversation_language`).
     pub(super) lang: Lang,
+    /// What the latest message asks the restaurant assistant, one request per task.
+    pub(super) requests: Vec<Request>,
     /// The tools this request offers; no other tool is ever called.
     pub(super) offered: Offered,
 }
@@ -108,13 +117,21 @@ impl<'a> Planner<'a> {
             })
             .unwrap_or_default();
         let user = Utterance::new(latest);
-        let lang = user.language();
+        let details = user.masked(&restaurant_spans(&user, messages));
+        let lang = conversation_language(messages, &user, &details);
+        let requests = if offered.restaurant() {
+            requests(&user, &details, offered)
+        } else {
+            Vec::new()
+        };
         Self {
             messages,
             now,
             user,
+            details,
             lang,
             offered,
+            requests,
         }
     }
 
@@ -182,14 +199,8 @@ impl<'a> Planner<'a> {
         if let Some(reply) = self.shipping() {
             return reply;
         }
-        if self.offers(ToolName::GetWeather) && self.user.is_weather() {
-            return self.weather();
-        }
-        if self.offers(ToolName::CreateBooking) && self.user.is_booking() {
-            return self.book();
-        }
-        if self.offers(ToolName::SearchRestaurants) && self.user.is_search() {
-            return self.search();
+        if let Some(reply) = self.answer_requests() {
+            return reply;
         }
         if self.offers(ToolName::CreateBooking) {
             if let Some(reply) = self.follow_up() {
@@ -246,16 +257,19 @@ impl<'a> Planner<'a> {
 
     fn help(&self) -> Reply {
         if self.offered.restaurant() {
-            return Reply::text(self.lang.pick(
-                "Xin chào! Tôi có thể giúp bạn: xem thời tiết ở Hà Nội, TP. Hồ Chí Minh, Đà Lạt, \
-                 Đà Nẵng và Huế; tìm nhà hàng theo thành phố, món ăn và số người; đặt bàn (bạn \
-                 xác nhận trước khi tôi đặt); xem và huỷ các đặt chỗ của bạn. Bạn muốn bắt đầu \
-                 từ đâu?",
-                "Hi! I can help you check the weather in Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng \
-                 and Huế; find restaurants by city, cuisine and party size; book a table (you \
-                 confirm before anything is booked); and list or cancel your bookings. What would \
-                 you like to do?",
-            ));
+            let cities = join_names(&CITIES, self.lang);
+            return Reply::text(match self.lang {
+                Lang::Vi => format!(
+                    "Xin chào! Tôi có thể giúp bạn: xem thời tiết ở {cities}; tìm nhà hàng theo \
+                     thành phố, món ăn và số người; đặt bàn (bạn xác nhận trước khi tôi đặt); \
+                     xem và huỷ các đặt chỗ của bạn. Bạn muốn bắt đầu từ đâu?"
+                ),
+                Lang::En => format!(
+                    "Hi! I can help you check the weather in {cities}; find restaurants by city, \
+                     cuisine and party size; book a table (you confirm before anything is \
+                     booked); and list or cancel your bookings. What would you like to do?"
+                ),
+            });
         }
         if self.offered.gifts() {
             return Reply::text(self.lang.pick(
@@ -333,7 +347,7 @@ impl<'a> Planner<'a> {
                         if follow_up_calls.is_empty() {
                             if let Some((line, call)) = self.book_from_search(&restaurants) {
                                 paragraphs.push(line);
-                                follow_up_calls.push(call);
+                                follow_up_calls.extend(call);
                             }
                         }
                     }

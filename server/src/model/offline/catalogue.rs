@@ -49,7 +49,12 @@ pub(super) const KNOWN_RESTAURANTS: &[KnownRestaurant] = &[
     known("Phở Hòa Pasteur", "TP. Hồ Chí Minh", "phở", &[]),
     known("Bánh Xèo 46A", "TP. Hồ Chí Minh", "bánh xèo", &[]),
     known("Ốc Đào", "TP. Hồ Chí Minh", "hải sản", &[]),
-    known("Pizza 4P's Bến Thành", "TP. Hồ Chí Minh", "Ý", &["pizza 4p's", "pizza 4ps", "4p's", "4ps"]),
+    known(
+        "Pizza 4P's Bến Thành",
+        "TP. Hồ Chí Minh",
+        "Ý",
+        &["pizza 4p's", "pizza 4ps", "4p's", "4ps"],
+    ),
     known("Hum Vegetarian", "TP. Hồ Chí Minh", "chay", &[]),
     known("Sushi Ko", "TP. Hồ Chí Minh", "Nhật", &[]),
     known("Lẩu Cá Kèo Bà Huyện", "TP. Hồ Chí Minh", "lẩu", &[]),
@@ -58,7 +63,12 @@ pub(super) const KNOWN_RESTAURANTS: &[KnownRestaurant] = &[
     known("Bánh Mì Huỳnh Hoa", "TP. Hồ Chí Minh", "bánh mì", &[]),
     known("Lẩu Gà Lá É Tao Ngộ", "Đà Lạt", "lẩu gà lá é", &["tao ngo"]),
     known("Bánh Căn Nhà Chung", "Đà Lạt", "bánh căn", &[]),
-    known("Bánh Tráng Nướng Dì Đinh", "Đà Lạt", "bánh tráng nướng", &[]),
+    known(
+        "Bánh Tráng Nướng Dì Đinh",
+        "Đà Lạt",
+        "bánh tráng nướng",
+        &[],
+    ),
     known("An Cafe", "Đà Lạt", "cà phê", &[]),
     known("Le Rabelais", "Đà Lạt", "Pháp", &[]),
     known("Nem Nướng Bà Hùng", "Đà Lạt", "nem nướng", &[]),
@@ -73,7 +83,12 @@ pub(super) const KNOWN_RESTAURANTS: &[KnownRestaurant] = &[
     known("La Maison 1888", "Đà Nẵng", "Pháp", &["la maison"]),
     known("Kaizen Sushi", "Đà Nẵng", "Nhật", &[]),
     known("Quán Chay Tâm An", "Đà Nẵng", "chay", &[]),
-    known("Bún Bò Huế Bà Tuyết", "Huế", "bún bò Huế", &["bun bo ba tuyet"]),
+    known(
+        "Bún Bò Huế Bà Tuyết",
+        "Huế",
+        "bún bò Huế",
+        &["bun bo ba tuyet"],
+    ),
     known("Cơm Hến Bà Cả", "Huế", "cơm hến", &[]),
     known("Bánh Khoái Hồng Mai", "Huế", "bánh khoái", &[]),
     known("Quán Hạnh", "Huế", "bánh Huế", &[]),
@@ -229,11 +244,7 @@ mod tests {
                 format!("đặt bàn ở {}", restaurant.name),
                 format!("dat ban o {}", crate::tools::city::fold(restaurant.name)),
             ] {
-                assert_eq!(
-                    named_in(&Utterance::new(&text)),
-                    vec![restaurant],
-                    "{text}"
-                );
+                assert_eq!(named_in(&Utterance::new(&text)), vec![restaurant], "{text}");
             }
         }
     }

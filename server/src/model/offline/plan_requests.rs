@@ -138,7 +138,8 @@ mod tests {
 
     #[test]
     fn a_message_that_does_not_tell_keeps_the_conversations_language() {
-        for (first, expected) in [("Đặt bàn ở Hà Nội", Lang::Vi), ("Book in Hanoi", Lang::En)] {
+        for (first, expected) in [("Đặt bàn ở Hà Nội", Lang::Vi), ("Book in Hanoi", Lang::En)]
+        {
             for answer in ["4", "19:00", "Chả Cá Thăng Long", "BK-1A2B3C4D"] {
                 let history = vec![
                     user(first),
@@ -156,13 +157,25 @@ mod tests {
     #[test]
     fn every_question_back_is_in_the_persons_language() {
         for (text, start) in [
-            ("Trời có mưa không?", "Bạn muốn xem thời tiết ở thành phố nào?"),
-            ("Will it rain?", "Which city would you like the weather for?"),
+            (
+                "Trời có mưa không?",
+                "Bạn muốn xem thời tiết ở thành phố nào?",
+            ),
+            (
+                "Will it rain?",
+                "Which city would you like the weather for?",
+            ),
             ("Tìm quán chay", "Bạn muốn tìm nhà hàng ở thành phố nào?"),
-            ("find a vegetarian place", "Which city should I look for restaurants in?"),
+            (
+                "find a vegetarian place",
+                "Which city should I look for restaurants in?",
+            ),
             ("đặt bàn cho 4 người", "Bạn muốn đặt bàn ở thành phố nào"),
             ("book a table for 4", "Which city (or which restaurant)"),
-            ("thoi tiet nha trang", "Xin lỗi, tôi chưa có dữ liệu ở Nha Trang."),
+            (
+                "thoi tiet nha trang",
+                "Xin lỗi, tôi chưa có dữ liệu ở Nha Trang.",
+            ),
             ("weather in Hoi An", "Sorry, I have no data for Hội An."),
         ] {
             let turn = plan(vec![user(text)]);
@@ -173,7 +186,8 @@ mod tests {
 
     #[test]
     fn two_requests_are_proposed_together_and_answered_together() {
-        let text = "What's the weather in Da Nang this weekend? Then find me a seafood place there.";
+        let text =
+            "What's the weather in Da Nang this weekend? Then find me a seafood place there.";
         let turn = plan(vec![user(text)]);
         let names: Vec<&str> = turn.calls.iter().map(|call| call.name.as_str()).collect();
         assert_eq!(names, [GET_WEATHER, SEARCH_RESTAURANTS]);
@@ -194,7 +208,10 @@ mod tests {
         ));
         let answer = plan(history);
         assert!(answer.calls.is_empty());
-        let weather = answer.text.find("Weather in Đà Nẵng").expect("the forecast");
+        let weather = answer
+            .text
+            .find("Weather in Đà Nẵng")
+            .expect("the forecast");
         let search = answer.text.find("Hải Sản Bé Mặn").expect("the search");
         assert!(weather < search, "{}", answer.text);
     }

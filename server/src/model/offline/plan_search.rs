@@ -7,8 +7,8 @@ use super::read::{Lang, Utterance};
 use super::read_request::Request;
 use super::reply::Reply;
 use super::SEARCH_RESTAURANTS;
-use crate::tools::city::CITIES;
 use crate::model::ModelMessage;
+use crate::tools::city::CITIES;
 use chrono::DateTime;
 use serde_json::{Map, Value};
 
@@ -130,6 +130,12 @@ impl Planner<'_> {
         Reply::text(format!("{question} {}", self.covered_cities()))
     }
 
+    /// Whether a tool's own sentence (a `noResultsReason`) can be quoted in the reply: the
+    /// tools write them in Vietnamese, which an English reply leaves out.
+    pub(super) fn readable(&self, sentence: &str) -> bool {
+        self.lang == Lang::Vi || Utterance::new(sentence).language_signal() != Some(Lang::Vi)
+    }
+
     /// The answer to a request about a place we have no data for, if it names one.
     pub(super) fn unserved(&self, said: &Utterance) -> Option<Reply> {
         let place = said.unserved_place()?;
@@ -156,7 +162,7 @@ impl Planner<'_> {
 
     pub(super) fn search_report(&self, value: &Value, restaurants: &[Restaurant]) -> String {
         if restaurants.is_empty() {
-            let reason = text_field(value, "noResultsReason");
+            let reason = text_field(value, "noResultsReason").filter(|r| self.readable(r));
             return match (self.lang, reason) {
                 (Lang::Vi, Some(reason)) => format!(
                     "Không tìm thấy nhà hàng phù hợp: {}. Bạn thử đổi tiêu chí (thành phố, món \
@@ -272,9 +278,12 @@ mod tests {
 
     #[test]
     fn words_that_only_look_like_cuisines_are_not_cuisines() {
-        // "gợi ý" is "suggest", "phố" is "street", "chủ nhật" is "Sunday".
+        // "gợi ý" is "suggest", "phố" is "street", "chủ nhật" is Sunday (today).
         let turn = plan(vec![user("Gợi ý nhà hàng ở phố cổ Hà Nội chủ nhật")]);
-        assert_eq!(arguments(turn.only_call()), json!({"city": "Hà Nội"}));
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"city": "Hà Nội", "date": "2026-11-29"})
+        );
         let japanese = plan(vec![user("tìm nhà hàng Nhật ở Huế")]);
         assert_eq!(
             arguments(japanese.only_call()),

@@ -60,9 +60,9 @@ impl Planner<'_> {
             }
             let cities = join_names(&CITIES, self.lang);
             return Reply::text(match self.lang {
-                Lang::Vi => format!(
-                    "Bạn muốn xem thời tiết ở thành phố nào? Tôi có dự báo cho {cities}."
-                ),
+                Lang::Vi => {
+                    format!("Bạn muốn xem thời tiết ở thành phố nào? Tôi có dự báo cho {cities}.")
+                }
                 Lang::En => format!(
                     "Which city would you like the weather for? I have forecasts for {cities}."
                 ),
@@ -434,8 +434,10 @@ mod tests {
         let turn = plan(history);
         assert_eq!(
             turn.text,
-            "Thời tiết Hà Nội: 29/11 nắng, 18–25°C, khả năng mưa 10%; 30/11 ít mây, 17–23°C, \
-             khả năng mưa 20%.\n\nThời tiết Huế: 29/11 mưa, 21–26°C, khả năng mưa 80%."
+            "Thời tiết Hà Nội: hôm nay (Chủ nhật 29/11) nắng, 18–25°C, khả năng mưa 10%; ngày \
+             mai (thứ Hai 30/11) ít mây, 17–23°C, khả năng mưa 20%.\n\nThời tiết Huế: hôm nay \
+             (Chủ nhật 29/11) mưa, 21–26°C, khả năng mưa 80%. Chưa có dự báo cho ngày mai (thứ \
+             Hai 30/11)."
         );
         assert_eq!(turn.finish, FinishReason::Stop);
     }

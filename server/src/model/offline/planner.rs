@@ -1,8 +1,10 @@
 //! Deciding what to say: which assistant's planner answers the latest message, and how tool
 //! results are read back. What each assistant does is in the `plan_*` modules.
 
+use super::plan_requests::{conversation_language, restaurant_spans};
 use super::plan_search::restaurants_of;
 use super::read::{Lang, Utterance};
+use super::read_request::requests;
 use super::read_request::Request;
 use super::reply::Reply;
 use super::{
@@ -12,8 +14,6 @@ use super::{
     TRIGGER_BAD_JSON, TRIGGER_BAD_WEIGHT, TRIGGER_LOOP, TRIGGER_TOOL_ERROR, TRIGGER_UNKNOWN_TOOL,
     TRIGGER_ZERO_WEIGHT, UNKNOWN_TOOL_NAME, ZERO_WEIGHT_ARGUMENTS,
 };
-use super::plan_requests::{conversation_language, restaurant_spans};
-use super::read_request::requests;
 use crate::model::{ModelMessage, ProposedCall};
 use crate::tools::city::CITIES;
 use chrono::{DateTime, FixedOffset, NaiveDate};

@@ -229,9 +229,26 @@ fn unit_word(word: &str) -> Option<u8> {
 
 fn english_number(word: &str) -> Option<u8> {
     const ONES: [&str; 20] = [
-        "", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-        "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-        "eighteen", "nineteen",
+        "",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
     ];
     let position = |word: &str| ONES.iter().position(|one| !one.is_empty() && *one == word);
     if let Some(value) = position(word) {

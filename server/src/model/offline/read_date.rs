@@ -197,14 +197,14 @@ fn weekday_number(number: u32) -> Option<Weekday> {
 fn english_weekday(word: &str) -> Option<Weekday> {
     let weekday = |word: &str| {
         Some(match word {
-        "monday" => Weekday::Mon,
-        "tuesday" | "tues" => Weekday::Tue,
-        "wednesday" => Weekday::Wed,
-        "thursday" | "thurs" => Weekday::Thu,
-        "friday" => Weekday::Fri,
-        "saturday" => Weekday::Sat,
-        "sunday" => Weekday::Sun,
-        _ => return None,
+            "monday" => Weekday::Mon,
+            "tuesday" | "tues" => Weekday::Tue,
+            "wednesday" => Weekday::Wed,
+            "thursday" | "thurs" => Weekday::Thu,
+            "friday" => Weekday::Fri,
+            "saturday" => Weekday::Sat,
+            "sunday" => Weekday::Sun,
+            _ => return None,
         })
     };
     // "Friday's", "Fridays".
@@ -245,19 +245,18 @@ impl Utterance {
             // "tối nay", "trưa nay": tonight, this noon.
             (_, "nay") if index > 0 && self.part_word_at(index - 1).is_some() => 0,
             ("tomorrow" | "tmr" | "tmrw", _) => 1,
-            ("day", _) if self.lower(index + 1) == "after" && self.lower(index + 2) == "tomorrow" => {
+            ("day", _)
+                if self.lower(index + 1) == "after" && self.lower(index + 2) == "tomorrow" =>
+            {
                 2
             }
             (_, "ngay") if self.folded(index + 1) == "kia" => 2,
             // "hai mươi mốt" is 21.
             ("mốt", _) if index == 0 || self.folded(index - 1) != "muoi" => 2,
-            ("sau", _) if self.folded(index + 1) == "ngay" && self.folded(index + 2) == "mai" => {
-                2
-            }
+            ("sau", _) if self.folded(index + 1) == "ngay" && self.folded(index + 2) == "mai" => 2,
             // Unaccented "ngay mot" is "ngày mốt" unless it is "ngày một tháng…" (1st).
             ("ngay", _)
-                if self.lower(index + 1) == "mot"
-                    && !matches!(self.folded(index + 2), "thang") =>
+                if self.lower(index + 1) == "mot" && !matches!(self.folded(index + 2), "thang") =>
             {
                 2
             }
@@ -385,7 +384,10 @@ impl Utterance {
         // part of the day only next to a day or a time.
         let clock = |word: &str| {
             let body = word.trim_end_matches(['h', 'g']);
-            !body.is_empty() && body.split([':', 'h', 'g']).all(|part| digits(part).is_some())
+            !body.is_empty()
+                && body
+                    .split([':', 'h', 'g'])
+                    .all(|part| digits(part).is_some())
         };
         let beside_a_day_or_time = matches!(after, "mai" | "nay" | "hom")
             || matches!(before, "gio" | "ruoi" | "buoi" | "pm")
@@ -436,7 +438,12 @@ mod tests {
     fn this_weekend_on_each_day_of_the_week() {
         // Monday 2026-11-23 … Sunday 2026-11-29.
         for today in ["2026-11-23", "2026-11-25", "2026-11-27"] {
-            for text in ["cuối tuần này", "cuoi tuan nay", "this weekend", "cuối tuần"] {
+            for text in [
+                "cuối tuần này",
+                "cuoi tuan nay",
+                "this weekend",
+                "cuối tuần",
+            ] {
                 assert_eq!(
                     days(text, today),
                     span("2026-11-28", "2026-11-29"),
@@ -459,7 +466,12 @@ mod tests {
     fn next_weekend_is_the_weekend_of_next_week() {
         // Monday, Saturday and Sunday of the week of 23/11: next week is 30/11–6/12.
         for today in ["2026-11-23", "2026-11-28", "2026-11-29"] {
-            for text in ["cuối tuần sau", "cuối tuần tới", "cuoi tuan sau", "next weekend"] {
+            for text in [
+                "cuối tuần sau",
+                "cuối tuần tới",
+                "cuoi tuan sau",
+                "next weekend",
+            ] {
                 assert_eq!(
                     days(text, today),
                     span("2026-12-05", "2026-12-06"),
@@ -497,11 +509,17 @@ mod tests {
             one("3 ngày nữa", "2026-12-30").as_deref(),
             Some("2027-01-02")
         );
-        assert_eq!(one("in 2 days", "2026-11-29").as_deref(), Some("2026-12-01"));
+        assert_eq!(
+            one("in 2 days", "2026-11-29").as_deref(),
+            Some("2026-12-01")
+        );
         assert_eq!(one("thời tiết thế nào", "2026-11-29"), None);
         // "tôi" (I) and "ngày một ngày hai" are no days.
         assert_eq!(one("toi muon dat ban", "2026-11-29"), None);
-        assert_eq!(one("sau ngày mai", "2026-11-29").as_deref(), Some("2026-12-01"));
+        assert_eq!(
+            one("sau ngày mai", "2026-11-29").as_deref(),
+            Some("2026-12-01")
+        );
         assert_eq!(one("hai mươi mốt người", "2026-11-29"), None);
     }
 

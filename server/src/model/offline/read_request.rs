@@ -165,7 +165,10 @@ pub(super) fn requests(said: &Utterance, details: &Utterance, offered: Offered) 
             group.0 == intent || (group.0.is_restaurant() && intent.is_restaurant())
         };
         let previous_is_same = groups.last().is_some_and(same);
-        match groups.iter_mut().find(|group| intent.is_restaurant() && same(group)) {
+        match groups
+            .iter_mut()
+            .find(|group| intent.is_restaurant() && same(group))
+        {
             Some(group) => {
                 if intent == Intent::Book {
                     group.0 = Intent::Book;
@@ -181,8 +184,12 @@ pub(super) fn requests(said: &Utterance, details: &Utterance, offered: Offered) 
         }
     }
     if groups.len() < 2 {
-        let intent = said.intent(offered).unwrap_or(first);
-        return vec![build(intent, &[0..said.tokens.len()])];
+        return vec![Request {
+            intent: said.intent(offered).unwrap_or(first),
+            said: said.clone(),
+            details: details.clone(),
+            cities: whole_cities,
+        }];
     }
     groups
         .iter()
@@ -211,7 +218,10 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].0, Intent::Book);
         assert_eq!(found[0].1, "Đặt bàn ở Chả Cá Thăng Long, tối mai, 2 người");
-        assert_eq!(read("Thời tiết Hà Nội và Đà Lạt 2 ngày tới")[0].2, ["Hà Nội", "Đà Lạt"]);
+        assert_eq!(
+            read("Thời tiết Hà Nội và Đà Lạt 2 ngày tới")[0].2,
+            ["Hà Nội", "Đà Lạt"]
+        );
         assert!(read("xin chào").is_empty());
     }
 

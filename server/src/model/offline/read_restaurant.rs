@@ -55,7 +55,9 @@ impl Utterance {
     /// (first word, how many words).
     pub(super) fn place_spans(&self) -> Vec<(usize, usize)> {
         let served = CITY_LEXICON.iter().flat_map(|city| city.spellings.iter());
-        let unserved = UNSERVED_PLACES.iter().flat_map(|(_, spellings)| spellings.iter());
+        let unserved = UNSERVED_PLACES
+            .iter()
+            .flat_map(|(_, spellings)| spellings.iter());
         served
             .chain(unserved)
             .flat_map(|spelling| {

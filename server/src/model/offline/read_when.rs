@@ -255,7 +255,14 @@ mod tests {
         ] {
             assert_eq!(time(text).as_deref(), Some(expected), "{text}");
         }
-        for text in ["sáng mai", "tối nay", "cho 4 người", "for 7 days", "at 25", "2 ngày"] {
+        for text in [
+            "sáng mai",
+            "tối nay",
+            "cho 4 người",
+            "for 7 days",
+            "at 25",
+            "2 ngày",
+        ] {
             assert_eq!(time(text), None, "{text}");
         }
     }

@@ -51,6 +51,7 @@ mod read_money;
 mod read_parcel;
 mod read_request;
 mod read_restaurant;
+mod read_result;
 mod read_when;
 mod reply;
 #[cfg(test)]

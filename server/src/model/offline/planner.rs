@@ -4,8 +4,10 @@
 use super::plan_requests::{conversation_language, restaurant_spans};
 use super::plan_search::restaurants_of;
 use super::read::{Lang, Utterance};
-use super::read_request::requests;
-use super::read_request::Request;
+use super::read_request::{requests, Request};
+pub(super) use super::read_result::{
+    join_names, outcome, quoted_field, text_field, trim_message, Outcome,
+};
 use super::reply::Reply;
 use super::{
     Offered, BAD_ARGS_ARGUMENTS, BAD_JSON_ARGUMENTS, BAD_WEIGHT_ARGUMENTS, CANCEL_BOOKING,
@@ -19,73 +21,6 @@ use crate::tools::city::CITIES;
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::Value;
 use shared::tools::ToolName;
-
-/// Error messages come from tools; a bound keeps a runaway message out of the reply.
-const QUOTED_MESSAGE_CHARS: usize = 300;
-
-pub(super) fn join_names(names: &[&str], lang: Lang) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [init @ .., last] => format!("{} {} {last}", init.join(", "), lang.pick("và", "and")),
-    }
-}
-
-/// A tool result as the model reads it.
-#[derive(Debug, Clone)]
-pub(super) enum Outcome {
-    Ok(Value),
-    Failed { code: String, message: String },
-    Unreadable,
-}
-
-pub(super) fn outcome(content: &str, is_error: bool) -> Outcome {
-    let Ok(value) = serde_json::from_str::<Value>(content) else {
-        return if is_error {
-            Outcome::Failed {
-                code: String::new(),
-                message: content.to_owned(),
-            }
-        } else {
-            Outcome::Unreadable
-        };
-    };
-    let ok = value.get("ok").and_then(Value::as_bool);
-    if ok == Some(false) || (ok.is_none() && is_error) {
-        let error = value.get("error");
-        let code = error
-            .and_then(|e| e.get("code"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let message = error
-            .and_then(|e| e.get("message").and_then(Value::as_str).or(e.as_str()))
-            .unwrap_or_default()
-            .to_owned();
-        Outcome::Failed { code, message }
-    } else if value.is_object() {
-        Outcome::Ok(value)
-    } else {
-        Outcome::Unreadable
-    }
-}
-
-pub(super) fn text_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|text| !text.is_empty())
-}
-
-/// The string value after `"key"` in text that is not valid JSON.
-pub(super) fn quoted_field<'t>(text: &'t str, key: &str) -> Option<&'t str> {
-    let needle = format!("\"{key}\"");
-    let after_key = &text[text.find(&needle)? + needle.len()..];
-    let after_colon = after_key.trim_start().strip_prefix(':')?.trim_start();
-    let value = after_colon.strip_prefix('"')?;
-    Some(&value[..value.find('"')?])
-}
 
 pub(super) struct Planner<'a> {
     pub(super) messages: &'a [ModelMessage],
@@ -526,16 +461,6 @@ impl<'a> Planner<'a> {
                 _ => None,
             })
     }
-}
-
-/// A tool's message, one line, bounded, without a trailing full stop (the reply adds one).
-pub(super) fn trim_message(message: &str) -> String {
-    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut bounded: String = line.chars().take(QUOTED_MESSAGE_CHARS).collect();
-    if bounded.len() < line.len() {
-        bounded.push('…');
-    }
-    bounded.trim_end_matches('.').to_owned()
 }
 
 #[cfg(test)]

@@ -210,7 +210,7 @@ impl Planner<'_> {
                     || chance(day).is_some_and(|chance| chance >= RAINY_CHANCE)
             })
             .map(|(date, day)| {
-                let label = date.map_or_else(String::new, |date| self.day_label(date));
+                let label = date.map_or_else(String::new, |date| self.weekday_date(date));
                 match chance(day) {
                     Some(chance) => format!("{label} ({chance}%)"),
                     None => label,
@@ -221,9 +221,9 @@ impl Planner<'_> {
         if rainy.is_empty() {
             return match (self.lang, highest) {
                 (Lang::Vi, Some(highest)) => {
-                    format!("Không có ngày nào dự báo mưa (khả năng mưa cao nhất {highest}%).")
+                    format!("Dự báo không có mưa (khả năng mưa cao nhất {highest}%).")
                 }
-                (Lang::Vi, None) => "Không có ngày nào dự báo mưa.".to_owned(),
+                (Lang::Vi, None) => "Dự báo không có mưa.".to_owned(),
                 (Lang::En, Some(highest)) => {
                     format!("No rain is forecast (at most a {highest}% chance).")
                 }
@@ -271,14 +271,7 @@ impl Planner<'_> {
     /// A day as the reply names it: "hôm nay (Chủ nhật 29/11)", "thứ Bảy 05/12",
     /// "Saturday 5 Dec".
     pub(super) fn day_label(&self, date: NaiveDate) -> String {
-        let named = match self.lang {
-            Lang::Vi => format!(
-                "{} {}",
-                vietnamese_weekday(date.weekday()),
-                date.format("%d/%m")
-            ),
-            Lang::En => date.format("%A %-d %b").to_string(),
-        };
+        let named = self.weekday_date(date);
         let ahead = (date - self.today()).num_days();
         match (ahead, self.lang) {
             (0, Lang::Vi) => format!("hôm nay ({named})"),
@@ -286,6 +279,18 @@ impl Planner<'_> {
             (0, Lang::En) => format!("today ({named})"),
             (1, Lang::En) => format!("tomorrow ({named})"),
             _ => named,
+        }
+    }
+
+    /// "thứ Bảy 05/12", "Saturday 5 Dec".
+    fn weekday_date(&self, date: NaiveDate) -> String {
+        match self.lang {
+            Lang::Vi => format!(
+                "{} {}",
+                vietnamese_weekday(date.weekday()),
+                date.format("%d/%m")
+            ),
+            Lang::En => date.format("%A %-d %b").to_string(),
         }
     }
 
@@ -335,7 +340,7 @@ fn condition_name(condition: &str, lang: Lang) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{arguments, plan, tool_result, user};
+    use super::super::testing::{arguments, plan, plan_at, tool_result, user};
     use super::super::SEARCH_RESTAURANTS;
     use super::*;
     use crate::model::FinishReason;
@@ -440,5 +445,117 @@ mod tests {
              Hai 30/11)."
         );
         assert_eq!(turn.finish, FinishReason::Stop);
+    }
+
+    /// Four days of Đà Lạt from Thursday 3 December, as getWeather returns them.
+    fn four_days_from_thursday() -> Value {
+        let day = |date: &str, condition: &str, chance: u8| {
+            json!({"date": date, "condition": condition, "tempMinC": 15, "tempMaxC": 21,
+                   "precipitationChance": chance})
+        };
+        json!({"ok": true, "city": "Đà Lạt", "days": [
+            day("2026-12-03", "storm", 90), day("2026-12-04", "rain", 85),
+            day("2026-12-05", "cloudy", 52), day("2026-12-06", "sunny", 10)]})
+    }
+
+    #[test]
+    fn this_weekend_on_a_thursday_is_saturday_and_sunday_only() {
+        const THURSDAY: &str = "2026-12-03T10:00:00+07:00";
+        let question = "Cuối tuần này Đà Lạt có mưa không?";
+        let turn = plan_at(THURSDAY, vec![user(question)]);
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"city": "Đà Lạt", "days": 4})
+        );
+        let history = vec![
+            user(question),
+            turn.assistant(),
+            tool_result("call_1_0", GET_WEATHER, &four_days_from_thursday()),
+        ];
+        let reply = plan_at(THURSDAY, history).text;
+        assert_eq!(
+            reply,
+            "Thời tiết Đà Lạt: thứ Bảy 05/12 nhiều mây, 15–21°C, khả năng mưa 52%; Chủ nhật \
+             06/12 nắng, 15–21°C, khả năng mưa 10%. Có khả năng mưa vào thứ Bảy 05/12 (52%)."
+        );
+        // Today's storm and tomorrow's rain are not the weekend's.
+        assert!(
+            !reply.contains("03/12") && !reply.contains("04/12"),
+            "{reply}"
+        );
+    }
+
+    #[test]
+    fn this_weekend_on_saturday_and_on_sunday() {
+        let days = |now: &str, text: &str| {
+            let turn = plan_at(now, vec![user(text)]);
+            arguments(turn.only_call()).get("days").cloned()
+        };
+        // Saturday: today and tomorrow. Sunday: today only, the default length.
+        assert_eq!(
+            days("2026-11-28T09:00:00+07:00", "weather this weekend in Hue?"),
+            Some(json!(2))
+        );
+        assert_eq!(
+            days(
+                "2026-11-29T09:00:00+07:00",
+                "cuối tuần này Huế có mưa không"
+            ),
+            None
+        );
+        // Next weekend from a Sunday: Saturday is the 7th day of the forecast, Sunday the
+        // 8th; the call asks for all 7 and the reply says what is missing.
+        let sunday = "2026-11-29T09:00:00+07:00";
+        let question = "Next weekend in Da Lat, will it rain?";
+        let turn = plan_at(sunday, vec![user(question)]);
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"city": "Đà Lạt", "days": 7})
+        );
+        let week: Vec<Value> = (0..7)
+            .map(|ahead| {
+                let date = chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
+                    .and_then(|day| day.checked_add_days(chrono::Days::new(ahead)))
+                    .unwrap();
+                json!({"date": date.to_string(), "condition": "rain", "tempMinC": 15,
+                       "tempMaxC": 21, "precipitationChance": 70})
+            })
+            .collect();
+        let history = vec![
+            user(question),
+            turn.assistant(),
+            tool_result(
+                "call_1_0",
+                GET_WEATHER,
+                &json!({"ok": true, "city": "Đà Lạt", "days": week}),
+            ),
+        ];
+        assert_eq!(
+            plan_at(sunday, history).text,
+            "Weather in Đà Lạt: Saturday 5 Dec rain, 15–21°C, 70% chance of rain. There is no \
+             forecast yet for Sunday 6 Dec. Rain is likely on Saturday 5 Dec (70%)."
+        );
+    }
+
+    #[test]
+    fn a_forecast_without_the_days_asked_says_so() {
+        // A forecast that starts on another day than the model's today (clocks apart).
+        let question = "Thời tiết Đà Lạt ngày mai";
+        let turn = plan(vec![user(question)]);
+        let history = vec![
+            user(question),
+            turn.assistant(),
+            tool_result(
+                "call_1_0",
+                GET_WEATHER,
+                &json!({"ok": true, "city": "Đà Lạt", "days": [
+                    {"date": "2026-12-24", "condition": "rain", "tempMinC": 15, "tempMaxC": 21,
+                     "precipitationChance": 70}]}),
+            ),
+        ];
+        assert_eq!(
+            plan(history).text,
+            "Dự báo cho Đà Lạt không có ngày mai (thứ Hai 30/11)."
+        );
     }
 }

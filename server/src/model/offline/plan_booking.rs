@@ -314,10 +314,12 @@ impl Planner<'_> {
                 return Some((
                     match self.lang {
                         Lang::Vi => format!(
-                            "{name} không có trong kết quả (có thể đã hết chỗ vào lúc đó), nên                              tôi chưa đặt bàn. Bạn muốn chọn nơi khác hay giờ khác?"
+                            "{name} không có trong kết quả (có thể đã hết chỗ vào lúc đó), nên \
+                             tôi chưa đặt bàn. Bạn muốn chọn nơi khác hay giờ khác?"
                         ),
                         Lang::En => format!(
-                            "{name} is not among the results (it may be full then), so nothing                              is booked. Would you like another place or time?"
+                            "{name} is not among the results (it may be full then), so nothing \
+                             is booked. Would you like another place or time?"
                         ),
                     },
                     None,
@@ -723,5 +725,69 @@ mod tests {
         assert_eq!(typed.restaurant_id.as_deref(), Some("hn-cha-ca-thang-long"));
         assert_eq!((typed.party_size, typed.starts_at), (None, None));
         assert_eq!(BookingArgs::lenient("💥"), BookingArgs::default());
+    }
+
+    #[test]
+    fn a_restaurant_named_in_a_new_conversation_is_searched_for_then_booked() {
+        let text = "Đặt bàn ở Chả Cá Thăng Long tối mai lúc 19:00 cho 2 người";
+        let search = plan(vec![user(text)]);
+        assert_eq!(
+            arguments(search.only_call()),
+            json!({"city": "Hà Nội", "cuisine": "chả cá", "partySize": 2,
+                   "date": "2026-11-30"})
+        );
+        assert_eq!(search.text, "Để tôi tìm Chả Cá Thăng Long ở Hà Nội trước…");
+        let history = vec![
+            user(text),
+            search.assistant(),
+            tool_result("call_1_0", SEARCH_RESTAURANTS, &hanoi_search()),
+        ];
+        let booking = plan(history);
+        assert_eq!(
+            arguments(booking.only_call()),
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+                   "startsAt": "2026-11-30T19:00:00+07:00"})
+        );
+    }
+
+    #[test]
+    fn a_named_restaurant_missing_from_the_results_is_not_swapped_for_another() {
+        let text = "Book Chả Cá Lã Vọng for 2 tomorrow at 7pm";
+        let search = plan(vec![user(text)]);
+        let history = vec![
+            user(text),
+            search.assistant(),
+            // Full that evening: only other places came back.
+            tool_result("call_1_0", SEARCH_RESTAURANTS, &hanoi_search()),
+        ];
+        let reply = plan(history);
+        assert!(reply.calls.is_empty(), "{reply:?}");
+        assert!(
+            reply.text.ends_with(
+                "Chả Cá Lã Vọng is not among the results (it may be full then), so \
+                            nothing is booked. Would you like another place or time?"
+            ),
+            "{}",
+            reply.text
+        );
+    }
+
+    #[test]
+    fn words_inside_a_restaurant_name_are_not_details() {
+        // "Ông Tám" is not eight people, "Hồng Mai" not tomorrow, "Bà Mua" not buying.
+        for (text, party, date) in [
+            ("Đặt bàn Lẩu Bò Ông Tám lúc 19h", None, "2026-11-29"),
+            (
+                "Đặt bàn Bánh Khoái Hồng Mai lúc 19h cho 2 người",
+                Some(2),
+                "2026-11-29",
+            ),
+            ("Book Mì Quảng Bà Mua at 7am for 3", Some(3), "2026-11-30"),
+        ] {
+            let turn = plan(vec![user(text)]);
+            let args = arguments(turn.only_call());
+            assert_eq!(args["partySize"], json!(party), "{text}");
+            assert_eq!(args["date"], json!(date), "{text}");
+        }
     }
 }

@@ -109,7 +109,7 @@ impl Planner<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{plan, tool_result, user};
+    use super::super::testing::{plan, plan_for, tool_result, user};
     use super::super::{GET_WEATHER, SEARCH_RESTAURANTS};
     use super::*;
     use serde_json::json;
@@ -181,6 +181,20 @@ mod tests {
             let turn = plan(vec![user(text)]);
             assert!(turn.calls.is_empty(), "{text}: {turn:?}");
             assert!(turn.text.starts_with(start), "{text}: {}", turn.text);
+        }
+    }
+
+    #[test]
+    fn a_bare_answer_gets_the_next_question_in_the_conversations_language() {
+        use shared::tools::Assistant;
+        for (first, expected) in [
+            ("Báo giá giao hàng", "Bạn gửi nội thành"),
+            ("Quote shipping please", "Is it local"),
+        ] {
+            let question = plan_for(Assistant::Shipping, vec![user(first)]);
+            let history = vec![user(first), question.assistant(), user("2 kg")];
+            let next = plan_for(Assistant::Shipping, history);
+            assert!(next.text.starts_with(expected), "{first}: {}", next.text);
         }
     }
 

@@ -107,7 +107,7 @@ impl Utterance {
             "cuối tuần|cuoi tuan|ngày mai|ngay mai|hôm nay|hom nay|tối|trưa|trua|chiều|chieu|",
             "sáng|giờ|gio|rưỡi|ruoi|lúc|luc|thứ|chủ nhật|chu nhat|tuần|tuan|tìm|tim|quán|",
             "rồi|đó|gì|nào|được|với|của|khách|khach|mưa|nắng|cảm ơn|cam on|vâng|dạ|nha|",
-            "hai|bốn|mười|muoi|ngày|ngay|tháng|thang|trời|troi|kg|ký|nội thành|liên tỉnh",
+            "hai|bốn|mười|muoi|ngày|ngay|tháng|thang|trời|troi|ký|nội thành|liên tỉnh",
         );
         const ENGLISH_WORDS: &str = concat!(
             "the|a|an|for|at|in|is|what|weather|book|table|please|how|find|restaurant|",

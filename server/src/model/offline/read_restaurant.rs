@@ -7,7 +7,12 @@ use crate::tools::city::{CITY_LEXICON, UNSERVED_PLACES};
 
 impl Utterance {
     pub(super) fn is_weather(&self) -> bool {
-        self.has("mưa|nắng|trời")
+        // "Trời ơi" is an exclamation, not the sky.
+        let sky = self
+            .positions("trời")
+            .iter()
+            .any(|at| !matches!(self.folded(at + 1), "oi" | "a" | "dat"));
+        sky || self.has("mưa|nắng")
             || self.has_folded("thoi tiet|nhiet do|du bao")
             || self.is_rain_question()
             || self.has_stem("weather|rain|temperatur|forecast|sunny|umbrella")

@@ -444,6 +444,21 @@ pub(super) const ROWS: &[Row] = &[
     ),
     row("đặt bàn cho 4 người tối mai", VI, &[], &["thành phố nào"]),
     row(
+        "Trời ơi, đặt giúp mình bàn ở Hà Nội tối nay 7h cho 2 người",
+        VI,
+        &[
+            (
+                SEARCH,
+                r#"{"city":"Hà Nội","partySize":2,"date":"2026-12-03"}"#,
+            ),
+            (
+                BOOK,
+                r#"{"restaurantId":"hn-bun-cha-huong-lien","partySize":2,"startsAt":"2026-12-03T19:00:00+07:00"}"#,
+            ),
+        ],
+        &[],
+    ),
+    row(
         "Book a table for 4 tomorrow at 7pm",
         EN,
         &[],

@@ -122,7 +122,8 @@ pub(super) fn requests(said: &Utterance, details: &Utterance, offered: Offered) 
     let Some(first) = intents.iter().flatten().next().copied() else {
         return Vec::new();
     };
-    // Each clause takes the intent of the clause before it when it has none.
+    // A clause that asks nothing belongs to the one before it (the first ones, to the
+    // first request).
     let mut current = first;
     let owned: Vec<Intent> = intents
         .iter()
@@ -157,8 +158,8 @@ pub(super) fn requests(said: &Utterance, details: &Utterance, offered: Offered) 
             said,
         }
     };
-    // A search and a booking are one restaurant request; forecasts are one each, in the
-    // order they were asked.
+    // A search and a booking are one restaurant request (the booking searches anyway);
+    // forecasts asked one after the other are one request, for all their cities.
     let mut groups: Vec<(Intent, Vec<Range<usize>>)> = Vec::new();
     for (range, intent) in ranges.into_iter().zip(owned) {
         let same = |group: &(Intent, Vec<Range<usize>>)| {

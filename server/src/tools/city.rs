@@ -1,5 +1,6 @@
-//! City names and accent-free text: what people type ("ha noi", "Saigon", "HCM") mapped to
-//! the five canonical names the catalogue uses, the folding that search relies on, and
+//! City names and accent-free text: the one table of the cities we serve and what people
+//! type for them ("ha noi", "Saigon", "HCM"), shared by the tools (a `city` argument) and
+//! the offline model (a city inside a sentence); the folding that search relies on; and
 //! today's date in Vietnam.
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -16,8 +17,80 @@ pub fn vietnam_today(now: DateTime<Utc>) -> NaiveDate {
         .date()
 }
 
+/// A city we serve and the ways people write it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct City {
+    /// The canonical name, as the catalogue and the forecasts use it.
+    pub name: &'static str,
+    /// Folded word sequences ([`fold`], single spaces) that name the city inside a sentence:
+    /// Vietnamese without diacritics, English spellings, common abbreviations.
+    pub spellings: &'static [&'static str],
+    /// Short forms that name the city only when they are the whole of a city field: inside
+    /// a sentence "dn" or "lam dong" are more often something else.
+    pub field_only: &'static [&'static str],
+}
+
+/// The cities we serve, in the order replies list them. Every spelling is folded, so "Hà
+/// Nội", "HÀ NỘI" and "ha noi" are one entry.
+pub const CITY_LEXICON: [City; 5] = [
+    City {
+        name: "Hà Nội",
+        spellings: &["ha noi", "hanoi", "hn"],
+        field_only: &[],
+    },
+    City {
+        name: "TP. Hồ Chí Minh",
+        spellings: &[
+            "ho chi minh",
+            "hochiminh",
+            "hcm",
+            "hcmc",
+            "tphcm",
+            "sai gon",
+            "saigon",
+            "sg",
+        ],
+        field_only: &["sgn"],
+    },
+    City {
+        name: "Đà Lạt",
+        spellings: &["da lat", "dalat"],
+        field_only: &["lam dong"],
+    },
+    City {
+        name: "Đà Nẵng",
+        spellings: &["da nang", "danang"],
+        field_only: &["dn"],
+    },
+    City {
+        name: "Huế",
+        spellings: &["hue"],
+        field_only: &["thua thien hue"],
+    },
+];
+
 /// The five cities we serve, canonical names.
-pub const CITIES: [&str; 5] = ["Hà Nội", "TP. Hồ Chí Minh", "Đà Lạt", "Đà Nẵng", "Huế"];
+pub const CITIES: [&str; 5] = [
+    CITY_LEXICON[0].name,
+    CITY_LEXICON[1].name,
+    CITY_LEXICON[2].name,
+    CITY_LEXICON[3].name,
+    CITY_LEXICON[4].name,
+];
+
+/// Places people ask about that we have no data for, with their folded spellings: naming
+/// one is a clear answer ("not there"), not a missing city.
+pub const UNSERVED_PLACES: [(&str, &[&str]); 9] = [
+    ("Hội An", &["hoi an"]),
+    ("Nha Trang", &["nha trang"]),
+    ("Phú Quốc", &["phu quoc"]),
+    ("Hạ Long", &["ha long", "halong"]),
+    ("Sa Pa", &["sa pa", "sapa"]),
+    ("Cần Thơ", &["can tho"]),
+    ("Vũng Tàu", &["vung tau"]),
+    ("Quy Nhơn", &["quy nhon"]),
+    ("Hải Phòng", &["hai phong", "haiphong"]),
+];
 
 /// The canonical names joined for messages: "Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng, Huế".
 pub fn cities_list() -> String {
@@ -86,27 +159,6 @@ pub fn words(text: &str) -> String {
 /// Words that only say "city" / "country" around a city's name.
 const NOISE: [&str; 7] = ["tp", "thanh", "city", "vietnam", "vn", "province", "tinh"];
 
-/// Accent-free, space-free spellings of each city after the noise words are dropped.
-const ALIASES: [(&str, &[&str]); 5] = [
-    ("Hà Nội", &["hanoi", "hn", "hanoicity"]),
-    (
-        "TP. Hồ Chí Minh",
-        &[
-            "hochiminh",
-            "hcm",
-            "hcmc",
-            "tphcm",
-            "saigon",
-            "sg",
-            "sgn",
-            "hochiminhcity",
-        ],
-    ),
-    ("Đà Lạt", &["dalat", "lamdong"]),
-    ("Đà Nẵng", &["danang", "dn"]),
-    ("Huế", &["hue", "thuathienhue"]),
-];
-
 /// Maps what people type ("ha noi", "Hanoi", "HÀ NỘI", "saigon", "sài gòn", "hcm", "tp hcm",
 /// "ho chi minh city", "dalat", "danang", "hue", "Huế city"…) to a canonical name.
 pub fn canonical_city(input: &str) -> Option<&'static str> {
@@ -131,14 +183,25 @@ pub fn canonical_city(input: &str) -> Option<&'static str> {
     }
     let compact = kept.concat();
     let whole = tokens.concat();
-    ALIASES
+    // "HanoiCity", "TPHCM" typed as one word.
+    let candidates = [
+        Some(compact.as_str()),
+        Some(whole.as_str()),
+        compact.strip_prefix("tp"),
+        compact.strip_suffix("city"),
+    ];
+    CITY_LEXICON
         .iter()
-        .find(|(_, spellings)| {
-            spellings
+        .find(|city| {
+            city.spellings
                 .iter()
-                .any(|s| *s == compact || *s == whole || Some(*s) == compact.strip_prefix("tp"))
+                .chain(city.field_only)
+                .any(|spelling| {
+                    let spelling = spelling.replace(' ', "");
+                    candidates.contains(&Some(spelling.as_str()))
+                })
         })
-        .map(|(name, _)| *name)
+        .map(|city| city.name)
 }
 
 #[cfg(test)]
@@ -214,9 +277,43 @@ mod tests {
             ("hue", "Huế"),
             ("Huế city", "Huế"),
             ("  HUẾ  ", "Huế"),
+            ("HN", "Hà Nội"),
+            ("Hà Nội city", "Hà Nội"),
+            ("HanoiCity", "Hà Nội"),
+            ("HCMC", "TP. Hồ Chí Minh"),
+            ("HoChiMinhCity", "TP. Hồ Chí Minh"),
+            ("SG", "TP. Hồ Chí Minh"),
+            ("Đà Lạt", "Đà Lạt"),
+            ("Lâm Đồng", "Đà Lạt"),
+            ("Đà Nẵng", "Đà Nẵng"),
+            ("DN", "Đà Nẵng"),
+            ("Thừa Thiên Huế", "Huế"),
         ];
         for (typed, city) in cases {
             assert_eq!(canonical_city(typed), Some(city), "{typed:?}");
+        }
+    }
+
+    #[test]
+    fn the_lexicon_is_folded_and_unambiguous() {
+        let mut owner = std::collections::HashMap::new();
+        let served = CITY_LEXICON.iter().flat_map(|city| {
+            city.spellings
+                .iter()
+                .chain(city.field_only)
+                .map(|spelling| (city.name, *spelling))
+        });
+        let unserved = UNSERVED_PLACES
+            .iter()
+            .flat_map(|(name, spellings)| spellings.iter().map(|spelling| (*name, *spelling)));
+        for (name, spelling) in served.chain(unserved) {
+            assert_eq!(words(spelling), spelling, "{spelling:?} is not folded");
+            // "ha noi" and "hanoi" are one city's; no spelling may be two places'.
+            let first = owner.entry(spelling.replace(' ', "")).or_insert(name);
+            assert_eq!(*first, name, "{spelling:?}");
+        }
+        for (name, _) in UNSERVED_PLACES {
+            assert_eq!(canonical_city(name), None, "{name}");
         }
     }
 

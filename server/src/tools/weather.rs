@@ -794,13 +794,15 @@ mod upstream_tests {
 
     #[tokio::test]
     async fn nothing_listening_is_unavailable() {
-        // A port that was free a moment ago: bound, then released.
-        let addr = {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            listener.local_addr().unwrap()
-        };
+        // A port bound but never listening: connections to it are refused, and since it
+        // stays bound no other test's fake can take it meanwhile (a released port could be
+        // handed to one, which would then answer this test's request).
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = socket.local_addr().unwrap();
         let service = service(addr, Duration::from_secs(5));
         expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+        drop(socket);
     }
 
     #[tokio::test]

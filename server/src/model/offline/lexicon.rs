@@ -1,18 +1,8 @@
-//! The word lists the readers match: cities, cuisines, relationships, interests, money and
-//! weight units. Data only, so a new spelling is a one-line change.
+//! The word lists the readers match: cuisines, relationships, interests, money and weight
+//! units (cities are in `tools::city`, shared with the tools). Data only, so a new spelling
+//! is a one-line change.
 
 use shared::tools::RelationshipType;
-
-pub(super) const CITIES: &[(&str, &[&str])] = &[
-    ("Hà Nội", &["ha noi", "hanoi"]),
-    (
-        "TP. Hồ Chí Minh",
-        &["ho chi minh", "hcm", "tphcm", "sai gon", "saigon"],
-    ),
-    ("Đà Lạt", &["da lat", "dalat"]),
-    ("Đà Nẵng", &["da nang", "danang"]),
-    ("Huế", &["hue"]),
-];
 
 pub(super) struct CuisineRule {
     pub(super) vi: &'static str,

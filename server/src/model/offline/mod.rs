@@ -18,6 +18,17 @@
 //! - shipping (`shipping_quote`): a quote from a zone and a weight, the weight written into
 //!   the argument text exactly as the person typed it ("2,5 kg" → `2.5`).
 //!
+//! It reads Vietnamese with or without diacritics and English: cities by any common name
+//! (the lexicon of `tools::city`, shared with the tools), days relative to its clock in
+//! Vietnam's time ("cuối tuần này", "thứ Sáu tới", "next Friday", "24/12"; the rules are in
+//! `read_date`), times and party sizes in words ("7 rưỡi tối", "noon", "bốn người", "a
+//! table for two"). A forecast covers the days asked about and the reply reports those
+//! days. A restaurant named in a new conversation is searched for in its city first (an id
+//! only ever comes from a search result). A message asking for two things ("weather there
+//! this weekend, then a seafood place") gets both calls in one turn and one answer. Every
+//! reply, questions back included, is in the language of the person's message, or of
+//! their earlier messages when the latest ("4", "19:00") does not tell.
+//!
 //! After every tool result it answers in text and reports only what the result says: a
 //! success only when the result is ok, "nothing happened" on an error or a decline.
 //!
@@ -32,19 +43,26 @@
 //! - [`TRIGGER_BAD_WEIGHT`]: a shipping_quote call whose weight is the string `"2"`.
 //! - [`TRIGGER_ZERO_WEIGHT`]: a shipping_quote call whose weight is `0`.
 
+mod catalogue;
 mod lexicon;
+#[cfg(test)]
+mod phrasings;
 mod plan_booking;
 mod plan_gifts;
 mod plan_my_bookings;
+mod plan_requests;
 mod plan_search;
 mod plan_shipping;
 mod plan_weather;
 mod planner;
 mod read;
+mod read_date;
 mod read_gift;
 mod read_money;
 mod read_parcel;
+mod read_request;
 mod read_restaurant;
+mod read_result;
 mod read_when;
 mod reply;
 #[cfg(test)]

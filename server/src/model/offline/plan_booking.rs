@@ -1,9 +1,11 @@
 //! The restaurant assistant's bookings: the createBooking call with exactly what the person
 //! said, follow-ups that complete it, and what the result means.
 
+use super::catalogue::{named_in, KnownRestaurant};
 use super::plan_search::{name_match, Restaurant};
-use super::planner::{quoted_field, text_field, Outcome, Planner};
+use super::planner::{join_names, quoted_field, text_field, Outcome, Planner};
 use super::read::{number, Lang, Utterance};
+use super::read_request::{Intent, Request};
 use super::read_when::{local, next_occurrence, rfc3339};
 use super::reply::{Call, Reply};
 use super::{CREATE_BOOKING, SEARCH_RESTAURANTS};
@@ -72,27 +74,28 @@ impl BookingArgs {
 }
 
 impl Planner<'_> {
-    /// What the latest message says about a booking, without a restaurant.
-    fn booking_details(&self) -> BookingArgs {
+    /// What `details` say about a booking, without a restaurant.
+    fn booking_details(&self, details: &Utterance) -> BookingArgs {
         BookingArgs {
             restaurant_id: None,
-            party_size: self.user.party_size(),
-            starts_at: self.user.starts_at(self.now),
+            party_size: details.party_size(),
+            starts_at: details.starts_at(self.now),
         }
     }
 
-    pub(super) fn book(&self) -> Reply {
+    pub(super) fn book(&self, request: &Request) -> Reply {
         let searches = self.search_results();
         let seen = searches.iter().rev().flatten();
-        if let Some(restaurant) = name_match(&self.user, seen) {
+        if let Some(restaurant) = name_match(&request.said, seen) {
             let args = BookingArgs {
                 restaurant_id: Some(restaurant.id.clone()),
-                ..self.booking_details()
+                ..self.booking_details(&request.details)
             };
             return self.booking_call(&args);
         }
-        let cities = self.user.cities();
-        if cities.is_empty() {
+        let cities = &request.cities;
+        let named = named_in(&request.said);
+        if cities.is_empty() && named.is_empty() {
             // "book for 4 people" right after a failed booking completes that booking.
             if let Some(pending) = self.pending_booking() {
                 if pending.restaurant_id.is_some() {
@@ -100,6 +103,9 @@ impl Planner<'_> {
                     return self.booking_call(&merged);
                 }
             }
+        }
+        if !named.is_empty() && self.offers(ToolName::SearchRestaurants) {
+            return self.search_for_named(request, &named);
         }
         // A restaurant from an earlier search in another city is not what was asked for.
         let latest_first = searches.last().and_then(|list| list.first());
@@ -111,7 +117,7 @@ impl Planner<'_> {
             if same_city {
                 let args = BookingArgs {
                     restaurant_id: Some(restaurant.id.clone()),
-                    ..self.booking_details()
+                    ..self.booking_details(&request.details)
                 };
                 return self.booking_call(&args);
             }
@@ -119,28 +125,81 @@ impl Planner<'_> {
         let city = match cities.first().copied() {
             Some(city) if self.offers(ToolName::SearchRestaurants) => city,
             _ => {
+                if let Some(reply) = self.unserved(&request.said) {
+                    return reply;
+                }
                 return self.ask_city(self.lang.pick(
                     "Bạn muốn đặt bàn ở thành phố nào (hoặc nhà hàng nào)?",
                     "Which city (or which restaurant) should I book in?",
-                ))
+                ));
             }
         };
-        let details = self.booking_details();
         let mut arguments = Map::new();
         arguments.insert("city".into(), Value::from(city));
-        if let Some(size) = details.party_size {
-            arguments.insert("partySize".into(), Value::from(size));
+        if let Some(cuisine) = request.said.cuisine(self.lang) {
+            arguments.insert("cuisine".into(), Value::from(cuisine));
         }
-        let date = self
-            .user
-            .date(self.today())
-            .or(details.starts_at.map(|at| at.date_naive()));
-        if let Some(date) = date {
-            arguments.insert("date".into(), Value::from(date.to_string()));
-        }
+        self.insert_booking_filters(&mut arguments, &request.details);
         let text = match self.lang {
             Lang::Vi => format!("Để tôi tìm nhà hàng ở {city} trước…"),
             Lang::En => format!("Let me find restaurants in {city} first…"),
+        };
+        Reply::call(
+            text,
+            SEARCH_RESTAURANTS,
+            Value::Object(arguments).to_string(),
+        )
+    }
+
+    /// The party size and the date of a booking, as search filters: only places with room
+    /// that day are listed.
+    fn insert_booking_filters(&self, arguments: &mut Map<String, Value>, details: &Utterance) {
+        let booking = self.booking_details(details);
+        if let Some(size) = booking.party_size {
+            arguments.insert("partySize".into(), Value::from(size));
+        }
+        let date = details
+            .date(self.today())
+            .or(booking.starts_at.map(|at| at.date_naive()));
+        if let Some(date) = date {
+            arguments.insert("date".into(), Value::from(date.to_string()));
+        }
+    }
+
+    /// A booking at a restaurant named in a new conversation: the model knows its city
+    /// and its food, and searches there for its id (an id is only ever taken from a
+    /// search result).
+    fn search_for_named(&self, request: &Request, named: &[&KnownRestaurant]) -> Reply {
+        let in_city: Vec<&KnownRestaurant> = named
+            .iter()
+            .copied()
+            .filter(|restaurant| {
+                request.cities.is_empty() || request.cities.contains(&restaurant.city)
+            })
+            .collect();
+        let candidates = if in_city.is_empty() { named } else { &in_city };
+        let Some(restaurant) = candidates.first() else {
+            return self.ask_city(self.lang.pick(
+                "Bạn muốn đặt bàn ở thành phố nào (hoặc nhà hàng nào)?",
+                "Which city (or which restaurant) should I book in?",
+            ));
+        };
+        if candidates.iter().any(|other| other.city != restaurant.city) {
+            let cities: Vec<&str> = candidates.iter().map(|r| r.city).collect();
+            let cities = join_names(&cities, self.lang);
+            return Reply::text(match self.lang {
+                Lang::Vi => format!("{} ở thành phố nào: {cities}?", restaurant.name),
+                Lang::En => format!("Which {} do you mean: {cities}?", restaurant.name),
+            });
+        }
+        let mut arguments = Map::new();
+        arguments.insert("city".into(), Value::from(restaurant.city));
+        arguments.insert("cuisine".into(), Value::from(restaurant.cuisine));
+        self.insert_booking_filters(&mut arguments, &request.details);
+        let (name, city) = (restaurant.name, restaurant.city);
+        let text = match self.lang {
+            Lang::Vi => format!("Để tôi tìm {name} ở {city} trước…"),
+            Lang::En => format!("Let me find {name} in {city} first…"),
         };
         Reply::call(
             text,
@@ -153,7 +212,8 @@ impl Planner<'_> {
     pub(super) fn follow_up(&self) -> Option<Reply> {
         let merged = self.merge(self.pending_booking()?)?;
         if merged.restaurant_id.is_none() {
-            return Some(self.book());
+            let request = self.whole_request(Intent::Book);
+            return Some(self.book(&request));
         }
         Some(self.booking_call(&merged))
     }
@@ -161,19 +221,19 @@ impl Planner<'_> {
     /// The unfinished booking's arguments with what the latest message adds; `None` when it
     /// adds nothing.
     fn merge(&self, base: BookingArgs) -> Option<BookingArgs> {
-        let mut details = self.booking_details();
+        let said = &self.details;
+        let mut details = self.booking_details(said);
         if details.party_size.is_none() {
             // A bare "4" answers "how many people?".
-            if let [only] = self.user.tokens.as_slice() {
+            if let [only] = said.tokens.as_slice() {
                 details.party_size = number(&only.lower);
             }
         }
-        if !details.supplies_anything() && self.user.date(self.today()).is_none() {
+        if !details.supplies_anything() && said.date(self.today()).is_none() {
             return None;
         }
-        let time = self.user.time().or(base.starts_at.map(|at| at.time()));
-        let date = self
-            .user
+        let time = said.time().or(base.starts_at.map(|at| at.time()));
+        let date = said
             .date(self.today())
             .or(base.starts_at.map(|at| at.date_naive()));
         let starts_at = match (date, time) {
@@ -235,20 +295,40 @@ impl Planner<'_> {
         (failed_validation || asked).then(|| BookingArgs::lenient(&call.arguments))
     }
 
-    /// After a search made for a booking request, the booking call (once per request).
-    pub(super) fn book_from_search(&self, restaurants: &[Restaurant]) -> Option<(String, Call)> {
-        if !self.offers(ToolName::CreateBooking)
-            || !self.user.is_booking()
-            || self.user.is_weather()
-            || self.booked_since_user()
-        {
+    /// After a search made for a booking request, the booking call (once per request),
+    /// or why there is none: the restaurant asked for is not among the results.
+    pub(super) fn book_from_search(
+        &self,
+        restaurants: &[Restaurant],
+    ) -> Option<(String, Option<Call>)> {
+        if !self.offers(ToolName::CreateBooking) || self.booked_since_user() {
             return None;
         }
-        let restaurant =
-            name_match(&self.user, restaurants.iter()).or_else(|| restaurants.first())?;
+        let request = self.request(Intent::Book)?;
+        let named = named_in(&request.said);
+        let restaurant = match name_match(&request.said, restaurants.iter()) {
+            Some(restaurant) => restaurant,
+            None if named.is_empty() => restaurants.first()?,
+            None => {
+                let name = named.first().map_or("", |restaurant| restaurant.name);
+                return Some((
+                    match self.lang {
+                        Lang::Vi => format!(
+                            "{name} không có trong kết quả (có thể đã hết chỗ vào lúc đó), nên \
+                             tôi chưa đặt bàn. Bạn muốn chọn nơi khác hay giờ khác?"
+                        ),
+                        Lang::En => format!(
+                            "{name} is not among the results (it may be full then), so nothing \
+                             is booked. Would you like another place or time?"
+                        ),
+                    },
+                    None,
+                ));
+            }
+        };
         let args = BookingArgs {
             restaurant_id: Some(restaurant.id.clone()),
-            ..self.booking_details()
+            ..self.booking_details(&request.details)
         };
         let name = &restaurant.name;
         let line = match self.lang {
@@ -261,7 +341,7 @@ impl Planner<'_> {
             name: CREATE_BOOKING.to_owned(),
             arguments: args.to_json(),
         };
-        Some((line, call))
+        Some((line, Some(call)))
     }
 
     fn booked_since_user(&self) -> bool {
@@ -645,5 +725,69 @@ mod tests {
         assert_eq!(typed.restaurant_id.as_deref(), Some("hn-cha-ca-thang-long"));
         assert_eq!((typed.party_size, typed.starts_at), (None, None));
         assert_eq!(BookingArgs::lenient("💥"), BookingArgs::default());
+    }
+
+    #[test]
+    fn a_restaurant_named_in_a_new_conversation_is_searched_for_then_booked() {
+        let text = "Đặt bàn ở Chả Cá Thăng Long tối mai lúc 19:00 cho 2 người";
+        let search = plan(vec![user(text)]);
+        assert_eq!(
+            arguments(search.only_call()),
+            json!({"city": "Hà Nội", "cuisine": "chả cá", "partySize": 2,
+                   "date": "2026-11-30"})
+        );
+        assert_eq!(search.text, "Để tôi tìm Chả Cá Thăng Long ở Hà Nội trước…");
+        let history = vec![
+            user(text),
+            search.assistant(),
+            tool_result("call_1_0", SEARCH_RESTAURANTS, &hanoi_search()),
+        ];
+        let booking = plan(history);
+        assert_eq!(
+            arguments(booking.only_call()),
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+                   "startsAt": "2026-11-30T19:00:00+07:00"})
+        );
+    }
+
+    #[test]
+    fn a_named_restaurant_missing_from_the_results_is_not_swapped_for_another() {
+        let text = "Book Chả Cá Lã Vọng for 2 tomorrow at 7pm";
+        let search = plan(vec![user(text)]);
+        let history = vec![
+            user(text),
+            search.assistant(),
+            // Full that evening: only other places came back.
+            tool_result("call_1_0", SEARCH_RESTAURANTS, &hanoi_search()),
+        ];
+        let reply = plan(history);
+        assert!(reply.calls.is_empty(), "{reply:?}");
+        assert!(
+            reply.text.ends_with(
+                "Chả Cá Lã Vọng is not among the results (it may be full then), so \
+                            nothing is booked. Would you like another place or time?"
+            ),
+            "{}",
+            reply.text
+        );
+    }
+
+    #[test]
+    fn words_inside_a_restaurant_name_are_not_details() {
+        // "Ông Tám" is not eight people, "Hồng Mai" not tomorrow, "Bà Mua" not buying.
+        for (text, party, date) in [
+            ("Đặt bàn Lẩu Bò Ông Tám lúc 19h", None, "2026-11-29"),
+            (
+                "Đặt bàn Bánh Khoái Hồng Mai lúc 19h cho 2 người",
+                Some(2),
+                "2026-11-29",
+            ),
+            ("Book Mì Quảng Bà Mua at 7am for 3", Some(3), "2026-11-30"),
+        ] {
+            let turn = plan(vec![user(text)]);
+            let args = arguments(turn.only_call());
+            assert_eq!(args["partySize"], json!(party), "{text}");
+            assert_eq!(args["date"], json!(date), "{text}");
+        }
     }
 }

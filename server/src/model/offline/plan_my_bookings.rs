@@ -70,7 +70,9 @@ impl Planner<'_> {
             .map(|list| list.iter().filter(|b| b.is_object()).collect())
             .unwrap_or_default();
         if bookings.is_empty() {
-            let reason = text_field(value, "noResultsReason").map(trim_message);
+            let reason = text_field(value, "noResultsReason")
+                .filter(|reason| self.readable(reason))
+                .map(trim_message);
             return match (self.lang, reason) {
                 (Lang::Vi, Some(reason)) => format!("Bạn chưa có đặt chỗ nào: {reason}."),
                 (Lang::Vi, None) => "Bạn chưa có đặt chỗ nào.".to_owned(),

@@ -1,11 +1,14 @@
 //! The restaurant assistant's search: the searchRestaurants call, the list it returns, and
 //! restaurants seen earlier in the conversation.
 
-use super::planner::{outcome, text_field, trim_message, Outcome, Planner};
-use super::read::{alternatives, Lang, Utterance};
+use super::catalogue::{mention, named_in};
+use super::planner::{join_names, outcome, text_field, trim_message, Outcome, Planner};
+use super::read::{Lang, Utterance};
+use super::read_request::Request;
 use super::reply::Reply;
 use super::SEARCH_RESTAURANTS;
 use crate::model::ModelMessage;
+use crate::tools::city::CITIES;
 use chrono::DateTime;
 use serde_json::{Map, Value};
 
@@ -56,9 +59,37 @@ pub(super) fn restaurants_of(value: &Value) -> Vec<Restaurant> {
         .collect()
 }
 
+/// Restaurants of each successful search in `messages`, oldest search first.
+pub(super) fn seen_restaurants(messages: &[ModelMessage]) -> Vec<Vec<Restaurant>> {
+    messages
+        .iter()
+        .filter_map(|message| match message {
+            ModelMessage::ToolResult {
+                name,
+                content,
+                is_error,
+                ..
+            } if name == SEARCH_RESTAURANTS => match outcome(content, *is_error) {
+                Outcome::Ok(value) => Some(restaurants_of(&value)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
 impl Planner<'_> {
-    pub(super) fn search(&self) -> Reply {
-        let Some(city) = self.user.cities().first().copied() else {
+    pub(super) fn search(&self, request: &Request) -> Reply {
+        let named = named_in(&request.said);
+        let city = request
+            .cities
+            .first()
+            .copied()
+            .or_else(|| named.first().map(|restaurant| restaurant.city));
+        let Some(city) = city else {
+            if let Some(reply) = self.unserved(&request.said) {
+                return reply;
+            }
             return self.ask_city(self.lang.pick(
                 "Bạn muốn tìm nhà hàng ở thành phố nào?",
                 "Which city should I look for restaurants in?",
@@ -66,13 +97,13 @@ impl Planner<'_> {
         };
         let mut arguments = Map::new();
         arguments.insert("city".into(), Value::from(city));
-        if let Some(cuisine) = self.user.cuisine(self.lang) {
+        if let Some(cuisine) = request.said.cuisine(self.lang) {
             arguments.insert("cuisine".into(), Value::from(cuisine));
         }
-        if let Some(size) = self.user.party_size() {
+        if let Some(size) = request.details.party_size() {
             arguments.insert("partySize".into(), Value::from(size));
         }
-        if let Some(date) = self.user.date(self.today()) {
+        if let Some(date) = request.details.date(self.today()) {
             arguments.insert("date".into(), Value::from(date.to_string()));
         }
         let text = match self.lang {
@@ -86,31 +117,38 @@ impl Planner<'_> {
         )
     }
 
+    /// The cities we cover, as a sentence of replies.
+    pub(super) fn covered_cities(&self) -> String {
+        let cities = join_names(&CITIES, self.lang);
+        match self.lang {
+            Lang::Vi => format!("Tôi có thông tin ở {cities}."),
+            Lang::En => format!("I cover {cities}."),
+        }
+    }
+
     pub(super) fn ask_city(&self, question: &str) -> Reply {
-        let cities = self.lang.pick(
-            "Tôi có thông tin ở Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng và Huế.",
-            "I cover Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng and Huế.",
-        );
-        Reply::text(format!("{question} {cities}"))
+        Reply::text(format!("{question} {}", self.covered_cities()))
+    }
+
+    /// Whether a tool's own sentence (a `noResultsReason`) can be quoted in the reply: the
+    /// tools write them in Vietnamese, which an English reply leaves out.
+    pub(super) fn readable(&self, sentence: &str) -> bool {
+        self.lang == Lang::Vi || Utterance::new(sentence).language_signal() != Some(Lang::Vi)
+    }
+
+    /// The answer to a request about a place we have no data for, if it names one.
+    pub(super) fn unserved(&self, said: &Utterance) -> Option<Reply> {
+        let place = said.unserved_place()?;
+        let covered = self.covered_cities();
+        Some(Reply::text(match self.lang {
+            Lang::Vi => format!("Xin lỗi, tôi chưa có dữ liệu ở {place}. {covered}"),
+            Lang::En => format!("Sorry, I have no data for {place}. {covered}"),
+        }))
     }
 
     /// Restaurants of each successful search, oldest search first.
     pub(super) fn search_results(&self) -> Vec<Vec<Restaurant>> {
-        self.messages
-            .iter()
-            .filter_map(|message| match message {
-                ModelMessage::ToolResult {
-                    name,
-                    content,
-                    is_error,
-                    ..
-                } if name == SEARCH_RESTAURANTS => match outcome(content, *is_error) {
-                    Outcome::Ok(value) => Some(restaurants_of(&value)),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
+        seen_restaurants(self.messages)
     }
 
     pub(super) fn restaurant_name(&self, id: &str) -> Option<String> {
@@ -124,7 +162,7 @@ impl Planner<'_> {
 
     pub(super) fn search_report(&self, value: &Value, restaurants: &[Restaurant]) -> String {
         if restaurants.is_empty() {
-            let reason = text_field(value, "noResultsReason");
+            let reason = text_field(value, "noResultsReason").filter(|r| self.readable(r));
             return match (self.lang, reason) {
                 (Lang::Vi, Some(reason)) => format!(
                     "Không tìm thấy nhà hàng phù hợp: {}. Bạn thử đổi tiêu chí (thành phố, món \
@@ -204,28 +242,9 @@ pub(super) fn name_match<'r>(
     utterance: &Utterance,
     candidates: impl Iterator<Item = &'r Restaurant>,
 ) -> Option<&'r Restaurant> {
-    const GENERIC_PREFIXES: &str = "nha hang|quan|restaurant";
     let mut best: Option<(usize, &Restaurant)> = None;
     for restaurant in candidates {
-        let name = Utterance::new(&restaurant.name);
-        let words: Vec<&str> = name.tokens.iter().map(|t| t.folded.as_str()).collect();
-        let mut spellings = vec![words.join(" ")];
-        for prefix in alternatives(GENERIC_PREFIXES) {
-            let prefix_len = prefix.split(' ').count();
-            if words.len() > prefix_len && words[..prefix_len].join(" ") == prefix {
-                let rest = words[prefix_len..].join(" ");
-                if rest.len() >= 4 {
-                    spellings.push(rest);
-                }
-            }
-        }
-        let matched = spellings
-            .iter()
-            .filter(|spelling| !spelling.is_empty())
-            .filter(|spelling| utterance.find(spelling, |t| &t.folded).is_some())
-            .map(|spelling| spelling.split(' ').count())
-            .max();
-        if let Some(length) = matched {
+        if let Some((_, length)) = mention(utterance, &restaurant.name, &[]) {
             if best.is_none_or(|(best_length, _)| length > best_length) {
                 best = Some((length, restaurant));
             }
@@ -259,9 +278,12 @@ mod tests {
 
     #[test]
     fn words_that_only_look_like_cuisines_are_not_cuisines() {
-        // "gợi ý" is "suggest", "phố" is "street", "chủ nhật" is "Sunday".
+        // "gợi ý" is "suggest", "phố" is "street", "chủ nhật" is Sunday (today).
         let turn = plan(vec![user("Gợi ý nhà hàng ở phố cổ Hà Nội chủ nhật")]);
-        assert_eq!(arguments(turn.only_call()), json!({"city": "Hà Nội"}));
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"city": "Hà Nội", "date": "2026-11-29"})
+        );
         let japanese = plan(vec![user("tìm nhà hàng Nhật ở Huế")]);
         assert_eq!(
             arguments(japanese.only_call()),

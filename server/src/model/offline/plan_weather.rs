@@ -1,30 +1,86 @@
-//! The restaurant assistant's weather: a getWeather call per city, and the forecast in words.
+//! The restaurant assistant's weather: a getWeather call per city covering the days asked
+//! about ("cuối tuần này" on a Thursday is four days from today), and a reply about exactly
+//! those days, picked from the forecast by date.
 
+use super::catalogue::named_in;
 use super::planner::{join_names, text_field, Planner};
 use super::read::Lang;
+use super::read_date::Days;
+use super::read_request::Request;
 use super::reply::{Call, Reply};
 use super::GET_WEATHER;
-use chrono::NaiveDate;
+use crate::tools::city::CITIES;
+use chrono::{Datelike, NaiveDate, Weekday};
 use serde_json::{Map, Value};
 
+/// getWeather forecasts this many days, today included.
+const FORECAST_DAYS: i64 = 7;
+
+/// A chance of rain from which a day counts as rainy in a yes/no answer.
+const RAINY_CHANCE: i64 = 50;
+
+/// The days a forecast request is about.
+#[derive(Debug, Clone, Copy)]
+struct Wanted {
+    days: Days,
+    /// Whether the person named the days; otherwise the reply reports what came back.
+    named: bool,
+}
+
 impl Planner<'_> {
-    pub(super) fn weather(&self) -> Reply {
-        let cities = self.user.cities();
-        if cities.is_empty() {
-            return Reply::text(self.lang.pick(
-                "Bạn muốn xem thời tiết ở thành phố nào? Tôi có dự báo cho Hà Nội, TP. Hồ Chí \
-                 Minh, Đà Lạt, Đà Nẵng và Huế.",
-                "Which city would you like the weather for? I have forecasts for Hà Nội, TP. Hồ \
-                 Chí Minh, Đà Lạt, Đà Nẵng and Huế.",
-            ));
+    fn wanted_days(&self, request: &Request) -> Wanted {
+        let today = self.today();
+        if let Some(days) = request.details.days(today) {
+            return Wanted { days, named: true };
         }
-        let days = self.user.forecast_days();
+        if let Some(count) = request.details.forecast_length() {
+            let last = today
+                .checked_add_days(chrono::Days::new(u64::from(count) - 1))
+                .unwrap_or(today);
+            return Wanted {
+                days: Days { first: today, last },
+                named: true,
+            };
+        }
+        Wanted {
+            days: Days::one(today),
+            named: false,
+        }
+    }
+
+    pub(super) fn weather(&self, request: &Request) -> Reply {
+        let mut cities = request.cities.clone();
+        if cities.is_empty() {
+            // "Trưa mai ở Chả Cá Thăng Long có mưa không?": the restaurant's city.
+            cities.extend(named_in(&request.said).first().map(|r| r.city));
+        }
+        if cities.is_empty() {
+            if let Some(reply) = self.unserved(&request.said) {
+                return reply;
+            }
+            let cities = join_names(&CITIES, self.lang);
+            return Reply::text(match self.lang {
+                Lang::Vi => {
+                    format!("Bạn muốn xem thời tiết ở thành phố nào? Tôi có dự báo cho {cities}.")
+                }
+                Lang::En => format!(
+                    "Which city would you like the weather for? I have forecasts for {cities}."
+                ),
+            });
+        }
+        let today = self.today();
+        let wanted = self.wanted_days(request).days;
+        let ahead = |day: NaiveDate| (day - today).num_days();
+        if ahead(wanted.last) < 0 || ahead(wanted.first) >= FORECAST_DAYS {
+            return Reply::text(self.out_of_range(wanted));
+        }
+        let days = ahead(wanted.last).clamp(0, FORECAST_DAYS - 1) + 1;
         let calls = cities
             .iter()
             .map(|city| {
                 let mut arguments = Map::new();
                 arguments.insert("city".into(), Value::from(*city));
-                if let Some(days) = days {
+                if days > 1 {
                     arguments.insert("days".into(), Value::from(days));
                 }
                 Call {
@@ -41,6 +97,32 @@ impl Planner<'_> {
         Reply { text, calls }
     }
 
+    /// Days before today or past the forecast's reach: said, not asked for.
+    fn out_of_range(&self, wanted: Days) -> String {
+        let today = self.today();
+        let asked = self.day_label(wanted.first);
+        if wanted.last < today {
+            return match self.lang {
+                Lang::Vi => format!("{asked} đã qua, nên tôi không có dự báo cho ngày đó."),
+                Lang::En => format!("{asked} has passed, so there is no forecast for it."),
+            };
+        }
+        let last = today
+            .checked_add_days(chrono::Days::new(FORECAST_DAYS.unsigned_abs() - 1))
+            .map(|day| self.day_label(day))
+            .unwrap_or_default();
+        match self.lang {
+            Lang::Vi => format!(
+                "Tôi chỉ có dự báo {FORECAST_DAYS} ngày, từ hôm nay đến {last}, nên chưa xem \
+                 được thời tiết {asked}. Bạn hỏi lại gần ngày hơn nhé."
+            ),
+            Lang::En => format!(
+                "I only have a {FORECAST_DAYS}-day forecast, from today to {last}, so I can't \
+                 tell the weather for {asked} yet. Ask me again closer to the day."
+            ),
+        }
+    }
+
     pub(super) fn weather_report(&self, value: &Value, arguments: &str) -> String {
         let asked_city = serde_json::from_str::<Value>(arguments)
             .ok()
@@ -49,24 +131,116 @@ impl Planner<'_> {
             .map(str::to_owned)
             .or(asked_city)
             .unwrap_or_else(|| self.lang.pick("thành phố này", "this city").to_owned());
-        let days: Vec<String> = value
+        let request = self.weather_request(Some(city.as_str()));
+        let wanted = request.map(|request| self.wanted_days(request));
+        let forecast: Vec<(Option<NaiveDate>, &Value)> = value
             .get("days")
             .and_then(Value::as_array)
-            .map(|days| days.iter().map(|day| self.forecast_day(day)).collect())
+            .map(|days| {
+                days.iter()
+                    .map(|day| {
+                        let date = text_field(day, "date")
+                            .and_then(|date| NaiveDate::parse_from_str(date, "%Y-%m-%d").ok());
+                        (date, day)
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
-        if days.is_empty() {
-            return match self.lang {
-                Lang::Vi => format!("Chưa có dữ liệu dự báo cho {city}."),
-                Lang::En => format!("There is no forecast data for {city}."),
+        // The days asked about, by date: "this weekend" is Saturday and Sunday, not today.
+        let picked: Vec<(Option<NaiveDate>, &Value)> = match wanted {
+            Some(wanted) if wanted.named => forecast
+                .iter()
+                .copied()
+                .filter(|(date, _)| date.is_some_and(|date| wanted.days.contains(date)))
+                .collect(),
+            _ => forecast.clone(),
+        };
+        if picked.is_empty() {
+            return match (self.lang, wanted.filter(|wanted| wanted.named)) {
+                (Lang::Vi, Some(wanted)) => format!(
+                    "Dự báo cho {city} không có {}.",
+                    self.days_label(wanted.days)
+                ),
+                (Lang::En, Some(wanted)) => format!(
+                    "The forecast for {city} does not cover {}.",
+                    self.days_label(wanted.days)
+                ),
+                (Lang::Vi, None) => format!("Chưa có dữ liệu dự báo cho {city}."),
+                (Lang::En, None) => format!("There is no forecast data for {city}."),
             };
         }
-        match self.lang {
+        let days: Vec<String> = picked
+            .iter()
+            .map(|(date, day)| self.forecast_day(*date, day))
+            .collect();
+        let mut report = match self.lang {
             Lang::Vi => format!("Thời tiết {city}: {}.", days.join("; ")),
             Lang::En => format!("Weather in {city}: {}.", days.join("; ")),
+        };
+        if let Some(wanted) = wanted.filter(|wanted| wanted.named) {
+            let missing: Vec<String> = dates(wanted.days)
+                .filter(|day| !picked.iter().any(|(date, _)| *date == Some(*day)))
+                .map(|day| self.day_label(day))
+                .collect();
+            if !missing.is_empty() {
+                let missing = join_names(
+                    &missing.iter().map(String::as_str).collect::<Vec<_>>(),
+                    self.lang,
+                );
+                report.push_str(&match self.lang {
+                    Lang::Vi => format!(" Chưa có dự báo cho {missing}."),
+                    Lang::En => format!(" There is no forecast yet for {missing}."),
+                });
+            }
+        }
+        if request.is_some_and(|request| request.said.is_rain_question()) {
+            report.push(' ');
+            report.push_str(&self.rain_answer(&picked));
+        }
+        report
+    }
+
+    /// "Có mưa không?" answered from the days picked.
+    fn rain_answer(&self, picked: &[(Option<NaiveDate>, &Value)]) -> String {
+        let chance = |day: &Value| day.get("precipitationChance").and_then(Value::as_i64);
+        let rainy: Vec<String> = picked
+            .iter()
+            .filter(|(_, day)| {
+                matches!(text_field(day, "condition"), Some("rain" | "storm"))
+                    || chance(day).is_some_and(|chance| chance >= RAINY_CHANCE)
+            })
+            .map(|(date, day)| {
+                let label = date.map_or_else(String::new, |date| self.weekday_date(date));
+                match chance(day) {
+                    Some(chance) => format!("{label} ({chance}%)"),
+                    None => label,
+                }
+            })
+            .collect();
+        let highest = picked.iter().filter_map(|(_, day)| chance(day)).max();
+        if rainy.is_empty() {
+            return match (self.lang, highest) {
+                (Lang::Vi, Some(highest)) => {
+                    format!("Dự báo không có mưa (khả năng mưa cao nhất {highest}%).")
+                }
+                (Lang::Vi, None) => "Dự báo không có mưa.".to_owned(),
+                (Lang::En, Some(highest)) => {
+                    format!("No rain is forecast (at most a {highest}% chance).")
+                }
+                (Lang::En, None) => "No rain is forecast.".to_owned(),
+            };
+        }
+        let rainy = join_names(
+            &rainy.iter().map(String::as_str).collect::<Vec<_>>(),
+            self.lang,
+        );
+        match self.lang {
+            Lang::Vi => format!("Có khả năng mưa vào {rainy}."),
+            Lang::En => format!("Rain is likely on {rainy}."),
         }
     }
 
-    fn forecast_day(&self, day: &Value) -> String {
+    fn forecast_day(&self, date: Option<NaiveDate>, day: &Value) -> String {
         let mut parts = Vec::new();
         if let Some(condition) = text_field(day, "condition") {
             parts.push(condition_name(condition, self.lang).to_owned());
@@ -84,15 +258,67 @@ impl Planner<'_> {
                 Lang::En => format!("{chance}% chance of rain"),
             });
         }
-        let date = text_field(day, "date").map(|date| {
-            NaiveDate::parse_from_str(date, "%Y-%m-%d")
-                .map(|d| d.format("%d/%m").to_string())
-                .unwrap_or_else(|_| date.to_owned())
-        });
-        match date {
-            Some(date) => format!("{date} {}", parts.join(", ")),
+        let label = match date {
+            Some(date) => Some(self.day_label(date)),
+            None => text_field(day, "date").map(str::to_owned),
+        };
+        match label {
+            Some(label) => format!("{label} {}", parts.join(", ")),
             None => parts.join(", "),
         }
+    }
+
+    /// A day as the reply names it: "hôm nay (Chủ nhật 29/11)", "thứ Bảy 05/12",
+    /// "Saturday 5 Dec".
+    pub(super) fn day_label(&self, date: NaiveDate) -> String {
+        let named = self.weekday_date(date);
+        let ahead = (date - self.today()).num_days();
+        match (ahead, self.lang) {
+            (0, Lang::Vi) => format!("hôm nay ({named})"),
+            (1, Lang::Vi) => format!("ngày mai ({named})"),
+            (0, Lang::En) => format!("today ({named})"),
+            (1, Lang::En) => format!("tomorrow ({named})"),
+            _ => named,
+        }
+    }
+
+    /// "thứ Bảy 05/12", "Saturday 5 Dec".
+    fn weekday_date(&self, date: NaiveDate) -> String {
+        match self.lang {
+            Lang::Vi => format!(
+                "{} {}",
+                vietnamese_weekday(date.weekday()),
+                date.format("%d/%m")
+            ),
+            Lang::En => date.format("%A %-d %b").to_string(),
+        }
+    }
+
+    fn days_label(&self, days: Days) -> String {
+        let labels: Vec<String> = dates(days).map(|day| self.day_label(day)).collect();
+        join_names(
+            &labels.iter().map(String::as_str).collect::<Vec<_>>(),
+            self.lang,
+        )
+    }
+}
+
+/// Every day of `days`, in order.
+fn dates(days: Days) -> impl Iterator<Item = NaiveDate> {
+    days.first
+        .iter_days()
+        .take_while(move |day| *day <= days.last)
+}
+
+fn vietnamese_weekday(weekday: Weekday) -> &'static str {
+    match weekday {
+        Weekday::Mon => "thứ Hai",
+        Weekday::Tue => "thứ Ba",
+        Weekday::Wed => "thứ Tư",
+        Weekday::Thu => "thứ Năm",
+        Weekday::Fri => "thứ Sáu",
+        Weekday::Sat => "thứ Bảy",
+        Weekday::Sun => "Chủ nhật",
     }
 }
 
@@ -114,7 +340,7 @@ fn condition_name(condition: &str, lang: Lang) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{arguments, plan, tool_result, user};
+    use super::super::testing::{arguments, plan, plan_at, tool_result, user};
     use super::super::SEARCH_RESTAURANTS;
     use super::*;
     use crate::model::FinishReason;
@@ -213,9 +439,123 @@ mod tests {
         let turn = plan(history);
         assert_eq!(
             turn.text,
-            "Thời tiết Hà Nội: 29/11 nắng, 18–25°C, khả năng mưa 10%; 30/11 ít mây, 17–23°C, \
-             khả năng mưa 20%.\n\nThời tiết Huế: 29/11 mưa, 21–26°C, khả năng mưa 80%."
+            "Thời tiết Hà Nội: hôm nay (Chủ nhật 29/11) nắng, 18–25°C, khả năng mưa 10%; ngày \
+             mai (thứ Hai 30/11) ít mây, 17–23°C, khả năng mưa 20%.\n\nThời tiết Huế: hôm nay \
+             (Chủ nhật 29/11) mưa, 21–26°C, khả năng mưa 80%. Chưa có dự báo cho ngày mai (thứ \
+             Hai 30/11)."
         );
         assert_eq!(turn.finish, FinishReason::Stop);
+    }
+
+    /// Four days of Đà Lạt from Thursday 3 December, as getWeather returns them.
+    fn four_days_from_thursday() -> Value {
+        let day = |date: &str, condition: &str, chance: u8| {
+            json!({"date": date, "condition": condition, "tempMinC": 15, "tempMaxC": 21,
+                   "precipitationChance": chance})
+        };
+        json!({"ok": true, "city": "Đà Lạt", "days": [
+            day("2026-12-03", "storm", 90), day("2026-12-04", "rain", 85),
+            day("2026-12-05", "cloudy", 52), day("2026-12-06", "sunny", 10)]})
+    }
+
+    #[test]
+    fn this_weekend_on_a_thursday_is_saturday_and_sunday_only() {
+        const THURSDAY: &str = "2026-12-03T10:00:00+07:00";
+        let question = "Cuối tuần này Đà Lạt có mưa không?";
+        let turn = plan_at(THURSDAY, vec![user(question)]);
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"city": "Đà Lạt", "days": 4})
+        );
+        let history = vec![
+            user(question),
+            turn.assistant(),
+            tool_result("call_1_0", GET_WEATHER, &four_days_from_thursday()),
+        ];
+        let reply = plan_at(THURSDAY, history).text;
+        assert_eq!(
+            reply,
+            "Thời tiết Đà Lạt: thứ Bảy 05/12 nhiều mây, 15–21°C, khả năng mưa 52%; Chủ nhật \
+             06/12 nắng, 15–21°C, khả năng mưa 10%. Có khả năng mưa vào thứ Bảy 05/12 (52%)."
+        );
+        // Today's storm and tomorrow's rain are not the weekend's.
+        assert!(
+            !reply.contains("03/12") && !reply.contains("04/12"),
+            "{reply}"
+        );
+    }
+
+    #[test]
+    fn this_weekend_on_saturday_and_on_sunday() {
+        let days = |now: &str, text: &str| {
+            let turn = plan_at(now, vec![user(text)]);
+            arguments(turn.only_call()).get("days").cloned()
+        };
+        // Saturday: today and tomorrow. Sunday: today only, the default length.
+        assert_eq!(
+            days("2026-11-28T09:00:00+07:00", "weather this weekend in Hue?"),
+            Some(json!(2))
+        );
+        assert_eq!(
+            days(
+                "2026-11-29T09:00:00+07:00",
+                "cuối tuần này Huế có mưa không"
+            ),
+            None
+        );
+        // Next weekend from a Sunday: Saturday is the 7th day of the forecast, Sunday the
+        // 8th; the call asks for all 7 and the reply says what is missing.
+        let sunday = "2026-11-29T09:00:00+07:00";
+        let question = "Next weekend in Da Lat, will it rain?";
+        let turn = plan_at(sunday, vec![user(question)]);
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"city": "Đà Lạt", "days": 7})
+        );
+        let week: Vec<Value> = (0..7)
+            .map(|ahead| {
+                let date = chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
+                    .and_then(|day| day.checked_add_days(chrono::Days::new(ahead)))
+                    .unwrap();
+                json!({"date": date.to_string(), "condition": "rain", "tempMinC": 15,
+                       "tempMaxC": 21, "precipitationChance": 70})
+            })
+            .collect();
+        let history = vec![
+            user(question),
+            turn.assistant(),
+            tool_result(
+                "call_1_0",
+                GET_WEATHER,
+                &json!({"ok": true, "city": "Đà Lạt", "days": week}),
+            ),
+        ];
+        assert_eq!(
+            plan_at(sunday, history).text,
+            "Weather in Đà Lạt: Saturday 5 Dec rain, 15–21°C, 70% chance of rain. There is no \
+             forecast yet for Sunday 6 Dec. Rain is likely on Saturday 5 Dec (70%)."
+        );
+    }
+
+    #[test]
+    fn a_forecast_without_the_days_asked_says_so() {
+        // A forecast that starts on another day than the model's today (clocks apart).
+        let question = "Thời tiết Đà Lạt ngày mai";
+        let turn = plan(vec![user(question)]);
+        let history = vec![
+            user(question),
+            turn.assistant(),
+            tool_result(
+                "call_1_0",
+                GET_WEATHER,
+                &json!({"ok": true, "city": "Đà Lạt", "days": [
+                    {"date": "2026-12-24", "condition": "rain", "tempMinC": 15, "tempMaxC": 21,
+                     "precipitationChance": 70}]}),
+            ),
+        ];
+        assert_eq!(
+            plan(history).text,
+            "Dự báo cho Đà Lạt không có ngày mai (thứ Hai 30/11)."
+        );
     }
 }

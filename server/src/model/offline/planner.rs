@@ -1,8 +1,13 @@
 //! Deciding what to say: which assistant's planner answers the latest message, and how tool
 //! results are read back. What each assistant does is in the `plan_*` modules.
 
+use super::plan_requests::{conversation_language, restaurant_spans};
 use super::plan_search::restaurants_of;
 use super::read::{Lang, Utterance};
+use super::read_request::{requests, Request};
+pub(super) use super::read_result::{
+    join_names, outcome, quoted_field, text_field, trim_message, Outcome,
+};
 use super::reply::Reply;
 use super::{
     Offered, BAD_ARGS_ARGUMENTS, BAD_JSON_ARGUMENTS, BAD_WEIGHT_ARGUMENTS, CANCEL_BOOKING,
@@ -12,6 +17,7 @@ use super::{
     TRIGGER_ZERO_WEIGHT, UNKNOWN_TOOL_NAME, ZERO_WEIGHT_ARGUMENTS,
 };
 use crate::model::{ModelMessage, ProposedCall};
+use crate::tools::city::CITIES;
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::Value;
 use shared::explain;
@@ -25,74 +31,17 @@ pub(super) fn code_name(code: ErrorCode) -> String {
         .unwrap_or_default()
 }
 
-/// Error messages come from tools; a bound keeps a runaway message out of the reply.
-const QUOTED_MESSAGE_CHARS: usize = 300;
-
-pub(super) fn join_names(names: &[&str], lang: Lang) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [init @ .., last] => format!("{} {} {last}", init.join(", "), lang.pick("và", "and")),
-    }
-}
-
-/// A tool result as the model reads it.
-#[derive(Debug, Clone)]
-pub(super) enum Outcome {
-    Ok(Value),
-    /// The tool's error as the server wrote it: its code and issues are what the reply is
-    /// built from, never its English message.
-    Failed(ToolError),
-    Unreadable,
-}
-
-pub(super) fn outcome(content: &str, is_error: bool) -> Outcome {
-    let Ok(value) = serde_json::from_str::<Value>(content) else {
-        return if is_error {
-            Outcome::Failed(ToolError::new(ErrorCode::ExecutionFailed, content))
-        } else {
-            Outcome::Unreadable
-        };
-    };
-    let ok = value.get("ok").and_then(Value::as_bool);
-    if ok == Some(false) || (ok.is_none() && is_error) {
-        let error = value
-            .get("error")
-            .cloned()
-            .and_then(|error| serde_json::from_value::<ToolError>(error).ok())
-            // An error of another shape (a provider's own) is at least a failure.
-            .unwrap_or_else(|| ToolError::new(ErrorCode::ExecutionFailed, ""));
-        Outcome::Failed(error)
-    } else if value.is_object() {
-        Outcome::Ok(value)
-    } else {
-        Outcome::Unreadable
-    }
-}
-
-pub(super) fn text_field<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|text| !text.is_empty())
-}
-
-/// The string value after `"key"` in text that is not valid JSON.
-pub(super) fn quoted_field<'t>(text: &'t str, key: &str) -> Option<&'t str> {
-    let needle = format!("\"{key}\"");
-    let after_key = &text[text.find(&needle)? + needle.len()..];
-    let after_colon = after_key.trim_start().strip_prefix(':')?.trim_start();
-    let value = after_colon.strip_prefix('"')?;
-    Some(&value[..value.find('"')?])
-}
-
 pub(super) struct Planner<'a> {
     pub(super) messages: &'a [ModelMessage],
     pub(super) now: DateTime<FixedOffset>,
     /// The latest thing the person wrote; every decision is about it.
     pub(super) user: Utterance,
+    /// The same words with restaurant names masked, for numbers, days and times.
+    pub(super) details: Utterance,
+    /// The language of the reply: the person's (see `plan_requests::conversation_language`).
     pub(super) lang: Lang,
+    /// What the latest message asks the restaurant assistant, one request per task.
+    pub(super) requests: Vec<Request>,
     /// The tools this request offers; no other tool is ever called.
     pub(super) offered: Offered,
 }
@@ -112,13 +61,21 @@ impl<'a> Planner<'a> {
             })
             .unwrap_or_default();
         let user = Utterance::new(latest);
-        let lang = user.language();
+        let details = user.masked(&restaurant_spans(&user, messages));
+        let lang = conversation_language(messages, &user, &details);
+        let requests = if offered.restaurant() {
+            requests(&user, &details, offered)
+        } else {
+            Vec::new()
+        };
         Self {
             messages,
             now,
             user,
+            details,
             lang,
             offered,
+            requests,
         }
     }
 
@@ -186,14 +143,8 @@ impl<'a> Planner<'a> {
         if let Some(reply) = self.shipping() {
             return reply;
         }
-        if self.offers(ToolName::GetWeather) && self.user.is_weather() {
-            return self.weather();
-        }
-        if self.offers(ToolName::CreateBooking) && self.user.is_booking() {
-            return self.book();
-        }
-        if self.offers(ToolName::SearchRestaurants) && self.user.is_search() {
-            return self.search();
+        if let Some(reply) = self.answer_requests() {
+            return reply;
         }
         if self.offers(ToolName::CreateBooking) {
             if let Some(reply) = self.follow_up() {
@@ -250,16 +201,19 @@ impl<'a> Planner<'a> {
 
     fn help(&self) -> Reply {
         if self.offered.restaurant() {
-            return Reply::text(self.lang.pick(
-                "Xin chào! Tôi có thể giúp bạn: xem thời tiết ở Hà Nội, TP. Hồ Chí Minh, Đà Lạt, \
-                 Đà Nẵng và Huế; tìm nhà hàng theo thành phố, món ăn và số người; đặt bàn (bạn \
-                 xác nhận trước khi tôi đặt); xem và huỷ các đặt chỗ của bạn. Bạn muốn bắt đầu \
-                 từ đâu?",
-                "Hi! I can help you check the weather in Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng \
-                 and Huế; find restaurants by city, cuisine and party size; book a table (you \
-                 confirm before anything is booked); and list or cancel your bookings. What would \
-                 you like to do?",
-            ));
+            let cities = join_names(&CITIES, self.lang);
+            return Reply::text(match self.lang {
+                Lang::Vi => format!(
+                    "Xin chào! Tôi có thể giúp bạn: xem thời tiết ở {cities}; tìm nhà hàng theo \
+                     thành phố, món ăn và số người; đặt bàn (bạn xác nhận trước khi tôi đặt); \
+                     xem và huỷ các đặt chỗ của bạn. Bạn muốn bắt đầu từ đâu?"
+                ),
+                Lang::En => format!(
+                    "Hi! I can help you check the weather in {cities}; find restaurants by city, \
+                     cuisine and party size; book a table (you confirm before anything is \
+                     booked); and list or cancel your bookings. What would you like to do?"
+                ),
+            });
         }
         if self.offered.gifts() {
             return Reply::text(self.lang.pick(
@@ -337,7 +291,7 @@ impl<'a> Planner<'a> {
                         if follow_up_calls.is_empty() {
                             if let Some((line, call)) = self.book_from_search(&restaurants) {
                                 paragraphs.push(line);
-                                follow_up_calls.push(call);
+                                follow_up_calls.extend(call);
                             }
                         }
                     }
@@ -384,7 +338,7 @@ impl<'a> Planner<'a> {
     fn failure_report(&self, name: &str, error: &ToolError, arguments: &str) -> String {
         // The person's sentence for the error, in their language; the English message is
         // the model's and is never quoted.
-        let quoted = trim_message(&explain::reason(error, self.lang.shared()));
+        let quoted = trim_message(&explain::reason(error, self.lang));
         let code = code_name(error.code);
         let code = code.as_str();
         if code == "UNKNOWN_TOOL" || ToolName::parse(name).is_none() {
@@ -515,16 +469,6 @@ impl<'a> Planner<'a> {
                 _ => None,
             })
     }
-}
-
-/// A tool's message, one line, bounded, without a trailing full stop (the reply adds one).
-pub(super) fn trim_message(message: &str) -> String {
-    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut bounded: String = line.chars().take(QUOTED_MESSAGE_CHARS).collect();
-    if bounded.len() < line.len() {
-        bounded.push('…');
-    }
-    bounded.trim_end_matches('.').to_owned()
 }
 
 #[cfg(test)]

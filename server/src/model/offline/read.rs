@@ -3,28 +3,8 @@
 
 use crate::tools::city::fold;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Lang {
-    Vi,
-    En,
-}
-
-impl Lang {
-    /// The same language as the page and the error catalogue know it.
-    pub(super) fn shared(self) -> shared::lang::Lang {
-        match self {
-            Lang::Vi => shared::lang::Lang::Vi,
-            Lang::En => shared::lang::Lang::En,
-        }
-    }
-
-    pub(super) fn pick(self, vi: &'static str, en: &'static str) -> &'static str {
-        match self {
-            Lang::Vi => vi,
-            Lang::En => en,
-        }
-    }
-}
+/// The person's language is the one the page and the error catalogue use.
+pub(super) use shared::lang::Lang;
 
 /// One word as written (lowercased) and with its diacritics folded away.
 #[derive(Debug, Clone)]
@@ -110,34 +90,99 @@ impl Utterance {
             .any(|token| alternatives(stems).any(|stem| token.lower.starts_with(stem)))
     }
 
+    /// The language of the message, English when nothing in it tells.
+    #[cfg(test)]
     pub(super) fn language(&self) -> Lang {
+        self.language_signal().unwrap_or(Lang::En)
+    }
+
+    /// The language the words say, if they say one: the language with more of its common
+    /// words, then Vietnamese letters. Names are best masked first ("Bà Mua" is no
+    /// Vietnamese "mua", "Hà Nội" no sign of either language in "weather in Hà Nội").
+    pub(super) fn language_signal(&self) -> Option<Lang> {
         const VIETNAMESE_WORDS: &str = concat!(
             "tôi|cho|người|bàn|không|thời tiết|nhà hàng|đặt|ở|muốn|mình|bạn|và|có|thế nào|",
             "giúp|nhé|ạ|toi|nguoi|khong|thoi tiet|nha hang|dat ban|muon|giup|",
-            "dat cho|huy|mua|mon|qua tang|giao hang|noi thanh|lien tinh|ngoai tinh|tinh khac",
+            "dat cho|huy|mua|mon|qua tang|giao hang|noi thanh|lien tinh|ngoai tinh|tinh khac|",
+            "cuối tuần|cuoi tuan|ngày mai|ngay mai|hôm nay|hom nay|tối|trưa|trua|chiều|chieu|",
+            "sáng|giờ|gio|rưỡi|ruoi|lúc|luc|thứ|chủ nhật|chu nhat|tuần|tuan|tìm|tim|quán|",
+            "rồi|đó|gì|nào|được|với|của|khách|khach|mưa|nắng|cảm ơn|cam on|vâng|dạ|nha|",
+            "hai|bốn|mười|muoi|ngày|ngay|tháng|thang|trời|troi|ký|nội thành|liên tỉnh",
         );
         const ENGLISH_WORDS: &str = concat!(
             "the|a|an|for|at|in|is|what|weather|book|table|please|how|find|restaurant|",
             "restaurants|i|me|my|to|tomorrow|today|people|and|of|with|can|you|hi|hello|will|",
-            "it|rain|help|thanks",
+            "it|rain|help|thanks|weekend|tonight|there|then|place|seafood|lunch|dinner|noon|",
+            "next|this|on|party|two|four|what's|whats|going|want|thank|cancel|show|list|",
+            "bookings|where|which|monday|tuesday|wednesday|thursday|friday|saturday|sunday|",
+            "gift|gifts|buy|ship|shipping|parcel|quote|some|get|be|are|we|us|our",
         );
-        if self.has(VIETNAMESE_WORDS) {
-            Lang::Vi
-        } else if self.has(ENGLISH_WORDS) {
-            // "weather in Hà Nội" is English even though the city has Vietnamese letters.
-            Lang::En
-        } else if self
-            .raw
-            .to_lowercase()
-            .chars()
-            .any(|c| VIETNAMESE_LETTERS.contains(c))
-        {
-            Lang::Vi
-        } else {
-            Lang::En
+        let count = |list: &str| {
+            alternatives(list)
+                .map(|phrase| self.positions(phrase).len())
+                .sum::<usize>()
+        };
+        let (vietnamese, english) = (count(VIETNAMESE_WORDS), count(ENGLISH_WORDS));
+        let letters = self
+            .tokens
+            .iter()
+            .any(|token| token.lower.chars().any(|c| VIETNAMESE_LETTERS.contains(c)));
+        match vietnamese.cmp(&english) {
+            std::cmp::Ordering::Greater => Some(Lang::Vi),
+            std::cmp::Ordering::Less => Some(Lang::En),
+            // "weather Huế" and "thời tiết Hue" alike: the marks decide.
+            std::cmp::Ordering::Equal if letters => Some(Lang::Vi),
+            std::cmp::Ordering::Equal if vietnamese > 0 => Some(Lang::En),
+            std::cmp::Ordering::Equal => None,
+        }
+    }
+
+    /// The message with the words of `spans` (start, length) blanked out, positions kept.
+    pub(super) fn masked(&self, spans: &[(usize, usize)]) -> Utterance {
+        let mut tokens = self.tokens.clone();
+        for (start, length) in spans {
+            for token in tokens.iter_mut().skip(*start).take(*length) {
+                *token = Token {
+                    lower: MASK.to_owned(),
+                    folded: MASK.to_owned(),
+                };
+            }
+        }
+        Utterance {
+            raw: self.raw.clone(),
+            tokens,
+        }
+    }
+
+    /// Some of the words, as a message of their own (a clause of a longer message).
+    pub(super) fn slice(&self, range: std::ops::Range<usize>) -> Utterance {
+        let tokens: Vec<Token> = self.tokens.get(range).unwrap_or_default().to_vec();
+        let raw = tokens
+            .iter()
+            .map(|token| token.lower.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Utterance { raw, tokens }
+    }
+
+    /// Clauses put back together, in order.
+    pub(super) fn joined(parts: &[Utterance]) -> Utterance {
+        Utterance {
+            raw: parts
+                .iter()
+                .map(|part| part.raw.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            tokens: parts
+                .iter()
+                .flat_map(|part| part.tokens.iter().cloned())
+                .collect(),
         }
     }
 }
+
+/// What a masked word reads as: nothing any reader matches.
+const MASK: &str = "\u{2022}";
 
 /// The items of a `|`-separated list; long word lists stay compact that way.
 pub(super) fn alternatives(list: &str) -> impl Iterator<Item = &str> {
@@ -155,24 +200,116 @@ pub(super) fn digits(text: &str) -> Option<u32> {
     text.parse().ok()
 }
 
-/// A count from 1 to 99, in digits or as a Vietnamese or English word.
+/// A count from 1 to 99 written as one word, in digits or as a Vietnamese or English word.
 pub(super) fn number(word: &str) -> Option<u8> {
     if let Some(value) = digits(word) {
         return u8::try_from(value).ok().filter(|n| (1..=99).contains(n));
     }
+    if let Some(value) = english_number(word) {
+        return Some(value);
+    }
+    unit_word(word)
+}
+
+fn unit_word(word: &str) -> Option<u8> {
     Some(match word {
-        "một" | "mot" | "one" => 1,
-        "hai" | "two" => 2,
-        "ba" | "three" => 3,
-        "bốn" | "bon" | "tư" | "four" => 4,
-        "năm" | "nam" | "five" => 5,
-        "sáu" | "sau" | "six" => 6,
-        "bảy" | "bay" | "seven" => 7,
-        "tám" | "tam" | "eight" => 8,
-        "chín" | "chin" | "nine" => 9,
-        "mười" | "muoi" | "ten" => 10,
+        "một" | "mot" => 1,
+        "hai" => 2,
+        "ba" => 3,
+        "bốn" | "bon" | "tư" => 4,
+        "năm" | "nam" => 5,
+        "sáu" | "sau" => 6,
+        "bảy" | "bay" => 7,
+        "tám" | "tam" => 8,
+        "chín" | "chin" => 9,
+        "mười" | "muoi" => 10,
         _ => return None,
     })
+}
+
+fn english_number(word: &str) -> Option<u8> {
+    const ONES: [&str; 20] = [
+        "",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    let position = |word: &str| ONES.iter().position(|one| !one.is_empty() && *one == word);
+    if let Some(value) = position(word) {
+        return u8::try_from(value).ok();
+    }
+    let (tens, rest) = word.split_once('-').unwrap_or((word, ""));
+    let base: u8 = match tens {
+        "twenty" => 20,
+        "thirty" => 30,
+        _ => return None,
+    };
+    if rest.is_empty() {
+        return Some(base);
+    }
+    let one = u8::try_from(position(rest)?).ok().filter(|n| *n < 10)?;
+    Some(base + one)
+}
+
+impl Utterance {
+    /// A count starting at word `index`, and how many words it takes: "4", "bốn", "mười
+    /// hai" (12), "hai mươi mốt" (21), "twenty one".
+    pub(super) fn number_at(&self, index: usize) -> Option<(u8, usize)> {
+        let word = self.lower(index);
+        let next = self.lower(index + 1);
+        if let Some(value) = digits(word) {
+            return u8::try_from(value)
+                .ok()
+                .filter(|n| (1..=99).contains(n))
+                .map(|n| (n, 1));
+        }
+        if let Some(tens) = english_number(word).filter(|n| *n >= 20 && n % 10 == 0) {
+            if let Some(one) = english_number(next).filter(|n| (1..10).contains(n)) {
+                return Some((tens + one, 2));
+            }
+            return Some((tens, 1));
+        }
+        if let Some(value) = english_number(word) {
+            return Some((value, 1));
+        }
+        // After "mười"/"mươi" five is "lăm", one after "mươi" is "mốt", four may be "tư".
+        let last_digit = |word: &str| match word {
+            "lăm" | "lam" | "nhăm" => Some(5),
+            "mốt" => Some(1),
+            other => unit_word(other).filter(|n| *n < 10),
+        };
+        if matches!(word, "mười" | "muoi") {
+            return Some(match last_digit(next) {
+                Some(one) => (10 + one, 2),
+                None => (10, 1),
+            });
+        }
+        let unit = unit_word(word)?;
+        // "hai mươi" (20); unaccented "hai muoi" reads the same way.
+        if (2..10).contains(&unit) && self.folded(index + 1) == "muoi" && next != "mười" {
+            return Some(match last_digit(self.lower(index + 2)) {
+                Some(one) => (unit * 10 + one, 3),
+                None => (unit * 10, 2),
+            });
+        }
+        Some((unit, 1))
+    }
 }
 
 impl Utterance {
@@ -193,6 +330,20 @@ impl Utterance {
                         || lower.strip_suffix("'s").or(lower.strip_suffix("’s")) == Some(*word)
                 })
             })
+            .map(|(index, _)| index)
+            .collect()
+    }
+
+    /// Where each occurrence of `phrase` starts, ignoring diacritics.
+    pub(super) fn positions_folded(&self, phrase: &str) -> Vec<usize> {
+        let words: Vec<&str> = phrase.split(' ').collect();
+        if words.is_empty() || words.len() > self.tokens.len() {
+            return Vec::new();
+        }
+        self.tokens
+            .windows(words.len())
+            .enumerate()
+            .filter(|(_, window)| window.iter().zip(&words).all(|(t, w)| t.folded == *w))
             .map(|(index, _)| index)
             .collect()
     }

@@ -1,70 +1,160 @@
 //! Reading what the restaurant assistant is asked: weather, search or booking, the cities
 //! and cuisine named, the party size, and the person's own bookings.
 
-use super::lexicon::{CITIES, CUISINES};
-use super::read::{is_one_of, number, Lang, Utterance};
+use super::lexicon::CUISINES;
+use super::read::{digits, is_one_of, Lang, Utterance};
+use crate::tools::city::{CITY_LEXICON, UNSERVED_PLACES};
 
 impl Utterance {
     pub(super) fn is_weather(&self) -> bool {
-        self.has("mưa|nắng")
+        // "Trời ơi" is an exclamation, not the sky.
+        let sky = self
+            .positions("trời")
+            .iter()
+            .any(|at| !matches!(self.folded(at + 1), "oi" | "a" | "dat"));
+        sky || self.has("mưa|nắng")
             || self.has_folded("thoi tiet|nhiet do|du bao")
-            || self.has_stem("weather|rain|temperatur|forecast")
+            || self.is_rain_question()
+            || self.has_stem("weather|rain|temperatur|forecast|sunny|umbrella")
+    }
+
+    /// Whether the message asks about rain. Unaccented "mua" is also "mua" (to buy): it
+    /// is rain only in the shapes of a weather question.
+    pub(super) fn is_rain_question(&self) -> bool {
+        self.has("mưa|dông|bão")
+            || self.has_folded("co mua|mua khong|troi mua|se mua|mua to|mua nhieu|mua ko")
+            || self.has_stem("rain|umbrella|storm|shower")
     }
 
     pub(super) fn is_booking(&self) -> bool {
-        self.has("đặt bàn|đặt chỗ|dat ban") || self.has_stem("book|reserv")
+        self.has("đặt bàn|đặt chỗ|đặt|giữ bàn|giữ chỗ")
+            || self.has_folded("dat ban|dat cho|dat truoc|giu ban|giu cho")
+            || self.has_stem("book|reserv")
+            || self.has("table for|get a table|grab a table")
     }
 
     pub(super) fn is_search(&self) -> bool {
-        self.has("nhà hàng|quán|ăn|tìm|gợi ý|nha hang|quan an|goi y")
-            || self.has_stem("restaurant|eat|food|find|suggest|recommend")
+        self.has("nhà hàng|quán|ăn|tìm|kiếm|gợi ý|nha hang|quan an|goi y")
+            || self.has_folded("tim quan|tim nha hang|tim cho|kiem quan|tim giup|quan nao")
+            || self.has_stem("restaurant|eat|food|find|suggest|recommend|place|spot")
             || self.cuisine(Lang::Vi).is_some()
     }
 
     /// Canonical names of the cities mentioned, in the order they are mentioned.
     pub(super) fn cities(&self) -> Vec<&'static str> {
-        let mut found: Vec<(usize, &'static str)> = CITIES
+        let mut found: Vec<(usize, &'static str)> = CITY_LEXICON
             .iter()
-            .filter_map(|(name, spellings)| {
-                spellings
+            .filter_map(|city| {
+                city.spellings
                     .iter()
                     .filter_map(|spelling| self.find(spelling, |t| &t.folded))
                     .min()
-                    .map(|position| (position, *name))
+                    .map(|position| (position, city.name))
             })
             .collect();
         found.sort_by_key(|(position, _)| *position);
         found.into_iter().map(|(_, name)| name).collect()
     }
 
+    /// Where the message names a city we serve or a place we have no data for: each as
+    /// (first word, how many words).
+    pub(super) fn place_spans(&self) -> Vec<(usize, usize)> {
+        let served = CITY_LEXICON.iter().flat_map(|city| city.spellings.iter());
+        let unserved = UNSERVED_PLACES
+            .iter()
+            .flat_map(|(_, spellings)| spellings.iter());
+        served
+            .chain(unserved)
+            .flat_map(|spelling| {
+                let length = spelling.split(' ').count();
+                self.positions_folded(spelling)
+                    .into_iter()
+                    .map(move |start| (start, length))
+            })
+            .collect()
+    }
+
+    /// A place we have no data for ("Nha Trang"), when the message names no city we serve.
+    pub(super) fn unserved_place(&self) -> Option<&'static str> {
+        if !self.cities().is_empty() {
+            return None;
+        }
+        UNSERVED_PLACES
+            .iter()
+            .filter_map(|(name, spellings)| {
+                let first = spellings
+                    .iter()
+                    .filter_map(|spelling| self.find(spelling, |t| &t.folded))
+                    .min()?;
+                Some((first, *name))
+            })
+            .min()
+            .map(|(_, name)| name)
+    }
+
     pub(super) fn party_size(&self) -> Option<u8> {
-        const UNITS: &str = "người|nguoi|khách|khach|people|persons|person|guests|guest|pax|adults";
-        // "for 7 pm" and "for 3 days" are not parties.
-        const NOT_A_PARTY: &str =
-            "pm|am|h|giờ|gio|o'clock|days|day|nights|night|hours|hour|ngày|ngay|minutes|min";
+        const UNITS: &str =
+            "người|nguoi|ng|khách|khach|people|persons|person|guests|guest|pax|adults|adult";
+        // "for 7 pm", "cho 3 ngày" and "for 3 days" are not parties.
+        const NOT_A_PARTY: &str = "pm|am|h|g|giờ|gio|o'clock|days|day|nights|night|hours|hour|\
+                                   ngày|ngay|đêm|dem|tiếng|tieng|minutes|min|phút|phut|rưỡi|ruoi|\
+                                   tháng|thang|kg|ký|ky";
         for index in 0..self.tokens.len() {
-            if let Some(count) = number(self.lower(index)) {
-                if is_one_of(UNITS, self.lower(index + 1)) {
-                    return Some(count);
+            let Some((count, length)) = self.number_at(index) else {
+                continue;
+            };
+            let unit = self.lower(index + length);
+            let of_us = unit == "of" && self.lower(index + length + 1) == "us";
+            if is_one_of(UNITS, unit) || of_us {
+                return Some(count);
+            }
+        }
+        // "4ng", "2pax": the count and its unit in one word.
+        for token in &self.tokens {
+            for unit in ["nguoi", "ng", "pax", "people"] {
+                let count = token
+                    .folded
+                    .strip_suffix(unit)
+                    .and_then(digits)
+                    .and_then(|n| u8::try_from(n).ok())
+                    .filter(|n| (1..=99).contains(n));
+                if count.is_some() {
+                    return count;
                 }
             }
         }
+        if self.has("một mình|mình tôi|just me|only me|by myself|alone")
+            || self.has_folded("mot minh")
+        {
+            return Some(1);
+        }
+        if self.has_folded("hai vo chong|2 vo chong|vo chong toi|vo chong minh") {
+            return Some(2);
+        }
         for index in 0..self.tokens.len() {
-            let introduces = match self.lower(index) {
-                "for" => true,
-                "of" => matches!(
-                    index.checked_sub(1).map(|i| self.lower(i)),
-                    Some("party" | "group" | "table")
-                ),
-                _ => false,
+            let word = self.lower(index);
+            let before = index.checked_sub(1).map_or("", |i| self.lower(i));
+            // "cho 4", "bàn 4": only digits, since "cho ba mẹ" is for one's parents.
+            let (introduces, words_allowed) = match word {
+                "for" => (true, true),
+                "of" => (matches!(before, "party" | "group" | "table"), true),
+                "nhóm" | "nhom" | "group" => (true, true),
+                "cho" | "bàn" | "ban" => (true, false),
+                "are" | "we're" => (word == "we're" || before == "we", true),
+                _ => (false, false),
             };
             if !introduces {
                 continue;
             }
-            if let Some(count) = number(self.lower(index + 1)) {
-                if !is_one_of(NOT_A_PARTY, self.lower(index + 2)) {
-                    return Some(count);
-                }
+            let Some((count, length)) = self.number_at(index + 1) else {
+                continue;
+            };
+            if !words_allowed && digits(self.lower(index + 1)).is_none() {
+                continue;
+            }
+            let after = self.lower(index + 1 + length);
+            if !is_one_of(NOT_A_PARTY, after) && !after.contains(':') {
+                return Some(count);
             }
         }
         None

@@ -1,110 +1,10 @@
-//! Reading when: clock times ("19:00", "7 giờ tối", "7pm"), calendar dates and the
-//! relative days ("mai", "tomorrow"), all in Vietnam's time.
+//! Reading clock times ("19:00", "7 giờ tối", "7h30", "7 rưỡi", "7pm", "noon") and when a
+//! table is wanted, all in Vietnam's time. Which day is read in `read_date`.
 
-use super::read::{digits, number, Utterance};
+use super::read::{digits, Utterance};
+use super::read_date::DayPart;
 use super::VIETNAM;
-use chrono::{DateTime, Datelike, Days, FixedOffset, NaiveDate, NaiveTime};
-
-impl Utterance {
-    /// Whether the time of day is in the afternoon or evening ("7 giờ tối" is 19:00).
-    fn is_evening(&self) -> bool {
-        if self.has("tối|chiều|chieu|evening|tonight|dinner") {
-            return true;
-        }
-        // Unaccented "toi" is usually "tôi" (I); it means evening only next to a time or day.
-        (0..self.tokens.len()).any(|index| {
-            self.lower(index) == "toi"
-                && (index.checked_sub(1).is_some_and(|before| {
-                    self.folded(before) == "gio" || clock_token(self.lower(before)).is_some()
-                }) || matches!(self.lower(index + 1), "mai" | "nay"))
-        })
-    }
-
-    pub(super) fn time(&self) -> Option<NaiveTime> {
-        let evening = self.is_evening();
-        for index in 0..self.tokens.len() {
-            let token = self.lower(index);
-            let next = self.lower(index + 1);
-            let mut found = clock_token(token);
-            if found.is_none() {
-                if let Some(hour) = number(token) {
-                    if self.folded(index + 1) == "gio" {
-                        let minute = match (self.lower(index + 2), self.folded(index + 2)) {
-                            (_, "ruoi") => 30,
-                            (word, _) => digits(word).filter(|m| *m < 60).unwrap_or(0),
-                        };
-                        found = Some((u32::from(hour), minute, None));
-                    } else if digits(token).is_some() && matches!(next, "pm" | "am" | "o'clock") {
-                        found = Some((u32::from(hour), 0, None));
-                    }
-                }
-            }
-            let Some((hour, minute, mut meridiem)) = found else {
-                continue;
-            };
-            if meridiem.is_none() {
-                meridiem = match next {
-                    "pm" => Some(Meridiem::Pm),
-                    "am" => Some(Meridiem::Am),
-                    _ => None,
-                };
-            }
-            let hour = match meridiem {
-                Some(Meridiem::Pm) if hour < 12 => hour + 12,
-                Some(Meridiem::Am) if hour == 12 => 0,
-                None if evening && hour < 12 => hour + 12,
-                _ => hour,
-            };
-            if let Some(time) = NaiveTime::from_hms_opt(hour, minute, 0) {
-                return Some(time);
-            }
-        }
-        None
-    }
-
-    pub(super) fn date(&self, today: NaiveDate) -> Option<NaiveDate> {
-        for token in &self.tokens {
-            if let Some(date) = calendar_date(&token.lower, today) {
-                return Some(date);
-            }
-        }
-        let offset = if self.has("day after tomorrow|ngày kia|ngay kia|ngày mốt|mốt") {
-            2
-        } else if self.has("mai|tomorrow") {
-            1
-        } else if self.has("hôm nay|hom nay|today|tonight|tối nay|toi nay") {
-            0
-        } else {
-            return None;
-        };
-        today.checked_add_days(Days::new(offset))
-    }
-
-    /// When the table is wanted. A time without a date is the next time it comes round.
-    pub(super) fn starts_at(&self, now: DateTime<FixedOffset>) -> Option<DateTime<FixedOffset>> {
-        let time = self.time()?;
-        let today = now.date_naive();
-        match self.date(today) {
-            Some(date) => local(date, time),
-            None => next_occurrence(now, time),
-        }
-    }
-
-    /// Forecast length: "3 ngày", "5 days"; a forecast mentioning tomorrow needs two days.
-    pub(super) fn forecast_days(&self) -> Option<u8> {
-        for index in 0..self.tokens.len() {
-            if let Some(count) = number(self.lower(index)) {
-                let unit = matches!(self.folded(index + 1), "ngay" | "days" | "day");
-                // "sau ngày mai" is "the day after tomorrow", not six days.
-                let names_a_day = matches!(self.lower(index + 2), "mai" | "kia" | "mốt");
-                if unit && !names_a_day && (1..=7).contains(&count) {
-                    return Some(count);
-                }
-            }
-        }
-        self.has("mai|tomorrow").then_some(2)
-    }
-}
+use chrono::{DateTime, Days, FixedOffset, NaiveDate, NaiveTime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Meridiem {
@@ -112,8 +12,148 @@ enum Meridiem {
     Pm,
 }
 
-/// A time written as one word: "19:00", "7:30pm", "19h", "7h30", "7pm".
-fn clock_token(token: &str) -> Option<(u32, u32, Option<Meridiem>)> {
+/// An hour and minute as written, before the part of the day is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Clock {
+    hour: u32,
+    minute: u32,
+    meridiem: Option<Meridiem>,
+}
+
+impl Clock {
+    fn new(hour: u32, minute: u32) -> Self {
+        Self {
+            hour,
+            minute,
+            meridiem: None,
+        }
+    }
+
+    /// The time of day: "7 giờ tối" is 19:00, "1 giờ trưa" 13:00, "12 giờ đêm" midnight.
+    fn time(self, part: Option<DayPart>) -> Option<NaiveTime> {
+        let hour = self.hour;
+        let hour = match (self.meridiem, part) {
+            (Some(Meridiem::Pm), _) if hour < 12 => hour + 12,
+            (Some(Meridiem::Am), _) if hour == 12 => 0,
+            (Some(_), _) => hour,
+            (None, Some(DayPart::Noon)) if (1..=5).contains(&hour) => hour + 12,
+            (None, Some(DayPart::Afternoon | DayPart::Evening)) if (1..12).contains(&hour) => {
+                hour + 12
+            }
+            (None, Some(DayPart::Night)) if (6..12).contains(&hour) => hour + 12,
+            (None, Some(DayPart::Night)) if hour == 12 => 0,
+            _ => hour,
+        };
+        NaiveTime::from_hms_opt(hour, self.minute, 0)
+    }
+}
+
+fn meridiem(word: &str) -> Option<Meridiem> {
+    match word {
+        "pm" | "p.m" => Some(Meridiem::Pm),
+        "am" | "a.m" => Some(Meridiem::Am),
+        _ => None,
+    }
+}
+
+impl Utterance {
+    pub(super) fn time(&self) -> Option<NaiveTime> {
+        let part = self.day_part();
+        if let Some(clock) = (0..self.tokens.len()).find_map(|index| self.clock_at(index)) {
+            return clock.time(part);
+        }
+        // "trưa mai", "noon", "tomorrow lunchtime": a part of the day that is one time.
+        if part == Some(DayPart::Noon) {
+            return NaiveTime::from_hms_opt(12, 0, 0);
+        }
+        None
+    }
+
+    /// A time written from word `index` on.
+    fn clock_at(&self, index: usize) -> Option<Clock> {
+        let word = self.lower(index);
+        if let Some(mut clock) = clock_token(word) {
+            clock.meridiem = clock.meridiem.or(meridiem(self.lower(index + 1)));
+            return Some(clock);
+        }
+        if let Some(clock) = self.english_clock_at(index) {
+            return Some(clock);
+        }
+        let (hour, length) = self.number_at(index)?;
+        let hour = u32::from(hour);
+        let after = index + length;
+        let (mut clock, end) = match self.folded(after) {
+            // "7 giờ", "7 giờ 30 (phút)", "7 giờ rưỡi", "8 giờ kém 15".
+            "gio" | "h" | "g" => match self.folded(after + 1) {
+                "ruoi" => (Clock::new(hour, 30), after + 2),
+                "kem" => {
+                    let early = digits(self.lower(after + 2)).filter(|m| (1..60).contains(m))?;
+                    (Clock::new(hour.checked_sub(1)?, 60 - early), after + 3)
+                }
+                minute_word => match digits(minute_word).filter(|m| *m < 60) {
+                    Some(minute) => (Clock::new(hour, minute), after + 2),
+                    None => (Clock::new(hour, 0), after + 1),
+                },
+            },
+            // "7 rưỡi tối".
+            "ruoi" => (Clock::new(hour, 30), after + 1),
+            "pm" | "am" | "p.m" | "a.m" => (Clock::new(hour, 0), after),
+            "o'clock" | "oclock" => (Clock::new(hour, 0), after + 1),
+            _ => {
+                // "lúc 7", "at 7": an hour after a word that introduces a time.
+                let before = index.checked_sub(1).map_or("", |i| self.folded(i));
+                let introduced = matches!(before, "luc" | "at" | "around" | "khoang" | "tam");
+                if !introduced || digits(word).is_none() {
+                    return None;
+                }
+                (Clock::new(hour, 0), after)
+            }
+        };
+        clock.meridiem = meridiem(self.lower(end));
+        (clock.hour < 24 && clock.minute < 60).then_some(clock)
+    }
+
+    /// "half past 7", "quarter past 7", "quarter to 8".
+    fn english_clock_at(&self, index: usize) -> Option<Clock> {
+        let (minute, earlier) = match (self.lower(index), self.lower(index + 1)) {
+            ("half", "past") => (30, false),
+            ("quarter", "past") => (15, false),
+            ("quarter", "to") => (45, true),
+            _ => return None,
+        };
+        let (hour, length) = self.number_at(index + 2)?;
+        let hour = u32::from(hour);
+        let hour = if earlier { hour.checked_sub(1)? } else { hour };
+        let mut clock = Clock::new(hour, minute);
+        clock.meridiem = meridiem(self.lower(index + 2 + length));
+        Some(clock)
+    }
+
+    /// When the table is wanted. A time without a date is the next time it comes round.
+    pub(super) fn starts_at(&self, now: DateTime<FixedOffset>) -> Option<DateTime<FixedOffset>> {
+        let time = self.time()?;
+        match self.date(now.date_naive()) {
+            Some(date) => local(date, time),
+            None => next_occurrence(now, time),
+        }
+    }
+
+    /// A forecast length: "3 ngày (tới)", "5 days", "next 2 days".
+    pub(super) fn forecast_length(&self) -> Option<u8> {
+        (0..self.tokens.len()).find_map(|index| {
+            let (count, length) = self.number_at(index)?;
+            let unit = matches!(self.folded(index + length), "ngay" | "days" | "day");
+            // "sau ngày mai" is "the day after tomorrow", "3 ngày nữa" one day: no lengths.
+            let after = self.folded(index + length + 1);
+            let names_a_day = matches!(after, "mai" | "kia" | "mot" | "nua");
+            let in_days = index > 0 && self.lower(index - 1) == "in";
+            (unit && !names_a_day && !in_days && (1..=7).contains(&count)).then_some(count)
+        })
+    }
+}
+
+/// A time written as one word: "19:00", "7:30pm", "19h", "7h30", "19g30", "7pm".
+fn clock_token(token: &str) -> Option<Clock> {
     let (body, meridiem) = if let Some(body) = token.strip_suffix("pm") {
         (body, Some(Meridiem::Pm))
     } else if let Some(body) = token.strip_suffix("am") {
@@ -123,7 +163,9 @@ fn clock_token(token: &str) -> Option<(u32, u32, Option<Meridiem>)> {
     };
     let (hour, minute) = if let Some((hour, minute)) = body.split_once(':') {
         (digits(hour)?, digits(minute)?)
-    } else if let Some((hour, minute)) = body.split_once('h') {
+    } else if let Some((hour, minute)) = body.split_once(['h', 'g']) {
+        // "19h30p": p is phút (minutes).
+        let minute = minute.strip_suffix('p').unwrap_or(minute);
         let minute = if minute.is_empty() {
             0
         } else {
@@ -135,31 +177,11 @@ fn clock_token(token: &str) -> Option<(u32, u32, Option<Meridiem>)> {
     } else {
         return None;
     };
-    (hour < 24 && minute < 60).then_some((hour, minute, meridiem))
-}
-
-/// "2026-12-24", "24/12/2026" or "24/12" (the next 24 December).
-fn calendar_date(token: &str, today: NaiveDate) -> Option<NaiveDate> {
-    if token.len() == 10 && token.as_bytes().get(4) == Some(&b'-') {
-        return NaiveDate::parse_from_str(token, "%Y-%m-%d").ok();
-    }
-    let parts: Vec<&str> = token.split('/').collect();
-    match parts.as_slice() {
-        [day, month] => {
-            let (day, month) = (digits(day)?, digits(month)?);
-            let this_year = NaiveDate::from_ymd_opt(today.year(), month, day)?;
-            if this_year >= today {
-                Some(this_year)
-            } else {
-                NaiveDate::from_ymd_opt(today.year() + 1, month, day)
-            }
-        }
-        [day, month, year] if year.len() == 4 => {
-            let year = i32::try_from(digits(year)?).ok()?;
-            NaiveDate::from_ymd_opt(year, digits(month)?, digits(day)?)
-        }
-        _ => None,
-    }
+    (hour < 24 && minute < 60).then_some(Clock {
+        hour,
+        minute,
+        meridiem,
+    })
 }
 
 pub(super) fn local(date: NaiveDate, time: NaiveTime) -> Option<DateTime<FixedOffset>> {
@@ -181,4 +203,79 @@ pub(super) fn next_occurrence(
 
 pub(super) fn rfc3339(at: &DateTime<FixedOffset>) -> String {
     at.format("%Y-%m-%dT%H:%M:%S%:z").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn time(text: &str) -> Option<String> {
+        Utterance::new(text)
+            .time()
+            .map(|time| time.format("%H:%M").to_string())
+    }
+
+    #[test]
+    fn times_in_words_and_digits() {
+        for (text, expected) in [
+            ("lúc 19:00", "19:00"),
+            ("7 giờ tối", "19:00"),
+            ("7 gio toi", "19:00"),
+            ("7h tối", "19:00"),
+            ("7h toi", "19:00"),
+            ("19h", "19:00"),
+            ("19h30", "19:30"),
+            ("19g30", "19:30"),
+            ("7 rưỡi tối", "19:30"),
+            ("7 giờ rưỡi tối nay", "19:30"),
+            ("bảy giờ tối", "19:00"),
+            ("7 giờ 45 tối", "19:45"),
+            ("8 giờ kém 15 tối", "19:45"),
+            ("7pm", "19:00"),
+            ("7 pm", "19:00"),
+            ("7:30 pm", "19:30"),
+            ("7:30pm", "19:30"),
+            ("12pm", "12:00"),
+            ("noon", "12:00"),
+            ("trưa mai", "12:00"),
+            ("tomorrow lunchtime", "12:00"),
+            ("1 giờ trưa", "13:00"),
+            ("11 giờ trưa", "11:00"),
+            ("3 giờ chiều", "15:00"),
+            ("tonight at 7", "19:00"),
+            ("at 8 in the evening", "20:00"),
+            ("half past 7 tonight", "19:30"),
+            ("quarter to 8 pm", "19:45"),
+            ("10 giờ đêm", "22:00"),
+            ("8 giờ sáng", "08:00"),
+            ("7 o'clock", "07:00"),
+            // "Tôi" (I) is not "tối" (evening).
+            ("Tôi muốn đặt lúc 7 giờ", "07:00"),
+            ("toi muon dat luc 7 gio", "07:00"),
+        ] {
+            assert_eq!(time(text).as_deref(), Some(expected), "{text}");
+        }
+        for text in [
+            "sáng mai",
+            "tối nay",
+            "cho 4 người",
+            "for 7 days",
+            "at 25",
+            "2 ngày",
+        ] {
+            assert_eq!(time(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn forecast_lengths() {
+        let length = |text: &str| Utterance::new(text).forecast_length();
+        assert_eq!(length("3 ngày tới"), Some(3));
+        assert_eq!(length("next 5 days"), Some(5));
+        assert_eq!(length("ba ngày"), Some(3));
+        assert_eq!(length("sau ngày mai"), None);
+        assert_eq!(length("3 ngày nữa"), None);
+        assert_eq!(length("in 3 days"), None);
+        assert_eq!(length("10 ngày"), None);
+    }
 }

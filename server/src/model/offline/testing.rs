@@ -130,6 +130,13 @@ pub(super) fn plan(messages: Vec<ModelMessage>) -> Turn {
     assemble(&model().plan_turn(&request(messages)))
 }
 
+/// A turn planned with the clock at `now` (RFC 3339, e.g. "2026-12-03T10:00:00+07:00").
+pub(super) fn plan_at(now: &str, messages: Vec<ModelMessage>) -> Turn {
+    let now = DateTime::parse_from_rfc3339(now).unwrap();
+    let model = OfflineModel::new(Duration::ZERO).with_now(now);
+    assemble(&model.plan_turn(&request(messages)))
+}
+
 pub(super) fn plan_for(assistant: Assistant, messages: Vec<ModelMessage>) -> Turn {
     let turn = assemble(&model().plan_turn(&request_for(assistant, messages)));
     for call in &turn.calls {

@@ -541,7 +541,7 @@ async fn reopen(
     )
     .await
     .map_err(rejected)?;
-    let message = Message::assistant(format!("msg_{again_id}"));
+    let message = Message::assistant(store::new_id("msg"));
     store::append_message(&state.db, &conversation.id, &message, (state.agent.clock)()).await?;
     let message = state
         .agent

@@ -525,4 +525,17 @@ async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() {
     assert_eq!(refused.status, 409, "{:?}", refused.body);
     assert_eq!(refused.body["error"]["code"], "NOT_REOPENABLE");
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+
+    // Call ids are only unique within a conversation: another conversation with the same
+    // call id reopens its own.
+    let (other, other_call) = pending_booking(&app, &app.client).await;
+    assert_eq!(
+        other_call, call,
+        "the offline model numbers calls per conversation"
+    );
+    app.chat(Some(&other), "Thời tiết Huế thế nào?").await;
+    let body = json!({"conversationId": other, "toolCallId": other_call});
+    let reopened = app.post(&app.client, "/api/calls/reopen", body).await;
+    assert_eq!(reopened.status, 200, "{:?}", reopened.body);
+    assert_ne!(reopened.body["message"]["id"], first.body["message"]["id"]);
 }

@@ -376,6 +376,25 @@ impl Caller<'_> {
             }
             _ => None,
         };
+        // As on the page: an unedited approval is taken only on the facts it was shown.
+        if args.approved && edited.is_none() {
+            if let Err(changed) = crate::agent::recheck_preview(agent, tool, &peeked).await {
+                let mut answer = results::failure(
+                    tool.as_str(),
+                    Some(&args.approval_id),
+                    "PREVIEW_CHANGED",
+                    "What this confirmation would do changed since it was shown (for example \
+                     the time slot filled up); nothing was done. Show the person the new \
+                     preview and ask again.",
+                    false,
+                    None,
+                );
+                if let Some(Value::Object(content)) = answer.structured_content.as_mut() {
+                    content.insert("preview".into(), changed.part["preview"].clone());
+                }
+                return Ok(answer);
+            }
+        }
         // The atomic take: of simultaneous decisions exactly one gets the call.
         let Some(taken) = store::take_pending(
             &agent.db,

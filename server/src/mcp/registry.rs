@@ -192,13 +192,27 @@ fn output_schema() -> Arc<JsonObject> {
                     "summary": { "type": "string" },
                     "approvalUrl": { "type": "string" },
                     "input": { "type": "object" },
+                    "preview": {
+                        "type": "object",
+                        "description": "While approval_required: what the call would do as the \
+                            server found it (kind booking: restaurantName, address, startsAt in \
+                            the restaurant's time, partySize, availability; cancellation: the \
+                            booking; checkout: gift, price, delivery, total). Tell the person \
+                            this, not the ids of input."
+                    },
                     "output": { "type": "object" },
                     "error": {
                         "type": "object",
                         "properties": {
                             "code": { "type": "string" },
                             "message": { "type": "string" },
-                            "retryable": { "type": "boolean" }
+                            "retryable": { "type": "boolean" },
+                            "issues": {
+                                "type": "array",
+                                "description": "For rejected arguments: which field broke \
+                                    which rule (path, message, rule {kind, ...limits}).",
+                                "items": { "type": "object" }
+                            }
                         },
                         "required": ["code", "message", "retryable"]
                     }

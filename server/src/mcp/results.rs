@@ -3,7 +3,7 @@
 //! `structuredContent` is the envelope (version [`VERSION`]):
 //! - done: `{v, ok:true, tool, status:"done", callId, input, output}`
 //! - waiting: `{v, ok:true, tool, status:"approval_required", callId, approvalId, input,
-//!   summary, approvalUrl}`, with the approval token only in the result's `_meta`
+//!   preview, summary, approvalUrl}`, with the approval token only in the result's `_meta`
 //!   (`datban/approvalToken`), which hosts give the widget and not the model
 //! - declined: `{v, ok:true, tool, status:"declined", callId, input}`
 //! - failed (`isError: true`): `{v, ok:false, tool, callId, error:{code, message,
@@ -137,6 +137,11 @@ pub fn from_part(part: &ToolPart, approval: Option<&Approval>) -> CallToolResult
             };
             let mut map = envelope("approval_required", input);
             map.insert("approvalId".into(), json!(approval.id));
+            // What the call would do, as the server found it: names, local time, room,
+            // prices. Hosts and their models show this rather than the ids of `input`.
+            if let Some(preview) = take(&mut fields, "preview") {
+                map.insert("preview".into(), preview);
+            }
             map.insert(
                 "summary".into(),
                 json!(format!(

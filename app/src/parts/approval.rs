@@ -1,10 +1,44 @@
 //! What every confirmation form shares: one decision per form, posted to `/api/approvals`
 //! through [`ChatState::respond`], and locked from the first click.
 
+use std::cell::RefCell;
+
 use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::state::ChatState;
+use crate::view::{IntoPartView, PartView};
+
+thread_local! {
+    /// The call this page just decided: its result takes the focus when it appears, and
+    /// only then (a reloaded conversation's old results leave focus where it is).
+    static JUST_DECIDED: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// A call's result after a decision, focusable, taking the focus when it is the result of
+/// the decision this page just sent: the form the person was in is gone, and keyboard and
+/// screen reader users land on what happened.
+pub(crate) fn decision_result(call_id: String, body: PartView) -> PartView {
+    let node = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        let Some(element) = node.get() else { return };
+        let mine = JUST_DECIDED.with(|decided| decided.borrow().as_deref() == Some(&call_id));
+        if mine {
+            JUST_DECIDED.with(|decided| decided.borrow_mut().take());
+            let _ = element.focus();
+        }
+    });
+    view! { <div class="decision-result" tabindex="-1" node_ref=node>{body}</div> }.into_part_view()
+}
+
+/// Focuses a confirmation form once it is in the page: it is what the person must do next.
+pub(crate) fn focus_on_mount(form: NodeRef<leptos::html::Form>) {
+    Effect::new(move |_| {
+        if let Some(form) = form.get() {
+            let _ = form.focus();
+        }
+    });
+}
 
 /// The decision of one pending call, as a form makes it.
 ///
@@ -50,6 +84,8 @@ impl Approval {
         }
         let Some(chat) = self.chat else { return false };
         self.locked.set(true);
+        let call_id = self.call_id.get_value();
+        JUST_DECIDED.with(|decided| *decided.borrow_mut() = Some(call_id));
         let locked = self.locked;
         // When the answer does not move the call on (a failed request), unlock so the
         // person can try again; when it does, this form is already gone.

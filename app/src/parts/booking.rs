@@ -12,7 +12,7 @@ use shared::{
 };
 
 use super::{
-    approval::{decided_buttons, decision_buttons, Approval},
+    approval::{decided_buttons, decision_buttons, decision_result, focus_on_mount, Approval},
     error_notice, page_lang, partial_str,
 };
 use crate::format::datetime_vi;
@@ -42,7 +42,7 @@ pub fn render(
         ToolState::ApprovalResponded { input, approved } => {
             decided_form(&call_id, &input, approved)
         }
-        ToolState::OutputAvailable { output, .. } => receipt(output),
+        ToolState::OutputAvailable { output, .. } => decision_result(call_id, receipt(output)),
         ToolState::OutputError { error, .. } if error.code == ErrorCode::MovedOn => {
             moved_on(call_id, error)
         }
@@ -288,6 +288,8 @@ fn ConfirmForm(
     let offset = offset_label(&input.starts_at);
     let stored_input = StoredValue::new(input);
     let approval = Approval::new(call_id);
+    let form_ref = NodeRef::<leptos::html::Form>::new();
+    focus_on_mount(form_ref);
     let locked = move || approval.locked();
 
     let decide = move |approved: bool| {
@@ -315,6 +317,8 @@ fn ConfirmForm(
 
     view! {
         <form
+            node_ref=form_ref
+            tabindex="-1"
             class="card booking-form"
             aria-label="Xác nhận đặt bàn"
             on:submit=move |ev| {

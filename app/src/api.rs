@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use shared::message::Message;
+use shared::{lang::Lang, message::Message};
 
 /// `POST /api/chat`.
 pub const CHAT_URL: &str = "/api/chat";
@@ -113,11 +113,14 @@ struct ErrorDetail {
 }
 
 /// The text to show for a non-2xx answer: the server's `error.message` when the body has
-/// one, else a generic Vietnamese sentence with the status.
-pub fn error_message(status: u16, body: &str) -> String {
+/// one, else a generic sentence in `lang` with the status.
+pub fn error_message(lang: Lang, status: u16, body: &str) -> String {
     match serde_json::from_str::<ErrorBody>(body) {
         Ok(ErrorBody { error }) if !error.message.trim().is_empty() => error.message,
-        _ => format!("Máy chủ báo lỗi (mã {status}). Vui lòng thử lại."),
+        _ => match lang {
+            Lang::Vi => format!("Máy chủ báo lỗi (mã {status}). Vui lòng thử lại."),
+            Lang::En => format!("The server reported an error (code {status}). Please try again."),
+        },
     }
 }
 
@@ -176,14 +179,19 @@ mod tests {
     fn error_bodies() {
         assert_eq!(
             error_message(
+                Lang::Vi,
                 400,
                 r#"{"error":{"code":"TEXT_TOO_LONG","message":"Tin nhắn quá dài"}}"#
             ),
             "Tin nhắn quá dài"
         );
         assert_eq!(
-            error_message(502, "<html>Bad gateway</html>"),
+            error_message(Lang::Vi, 502, "<html>Bad gateway</html>"),
             "Máy chủ báo lỗi (mã 502). Vui lòng thử lại."
+        );
+        assert_eq!(
+            error_message(Lang::En, 502, ""),
+            "The server reported an error (code 502). Please try again."
         );
     }
 

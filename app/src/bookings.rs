@@ -7,6 +7,7 @@ use leptos_meta::Title;
 use shared::tools::ListBookingsOutput;
 
 use crate::{
+    i18n::{t, LangSwitch},
     lazy::{lazy_part, preload},
     parts::{bookings_page_list, preload_bookings},
 };
@@ -52,7 +53,7 @@ pub fn BookingsPage() -> impl IntoView {
     let body = move || match load.get() {
         Load::Loading => view! {
             <p class="loading-note" role="status" aria-busy="true">
-                "Đang tải danh sách đặt chỗ…"
+                {t("Đang tải danh sách đặt chỗ…", "Loading your bookings…")}
             </p>
         }
         .into_any(),
@@ -60,10 +61,12 @@ pub fn BookingsPage() -> impl IntoView {
         Load::Loaded(list) => lazy_part(bookings_page_list(list)).into_any(),
         Load::Failed(message) => view! {
             <div class="notice notice-error bookings-error" role="alert">
-                <p class="notice-title">"Không tải được danh sách đặt chỗ"</p>
+                <p class="notice-title">
+                    {t("Không tải được danh sách đặt chỗ", "Could not load your bookings")}
+                </p>
                 <p class="notice-message">{message}</p>
                 <button type="button" class="retry-button" on:click=move |_| fetch()>
-                    "Thử lại"
+                    {t("Thử lại", "Try again")}
                 </button>
             </div>
         }
@@ -71,20 +74,24 @@ pub fn BookingsPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Đặt chỗ của tôi — datban"/>
+        <Title text=t("Đặt chỗ của tôi — datban", "My bookings — datban")/>
         <main class="chat bookings-page" data-hydrated=move || hydrated.get().to_string()>
             <header class="chat-header">
                 <div class="chat-header-row">
-                    <h1>"Đặt chỗ của tôi"</h1>
-                    <nav class="header-links" aria-label="Trang">
-                        <a class="header-link" href="/">"Về trò chuyện"</a>
+                    <h1>{t("Đặt chỗ của tôi", "My bookings")}</h1>
+                    <nav class="header-links" aria-label=t("Trang", "Pages")>
+                        <a class="header-link" href="/">{t("Về trò chuyện", "Back to the chat")}</a>
                     </nav>
+                    <LangSwitch/>
                 </div>
                 <p class="tagline">
-                    "Muốn huỷ một đặt chỗ? Hãy nhắn cho trợ lý nhà hàng — bạn sẽ được hỏi xác nhận trước khi huỷ."
+                    {t(
+                        "Muốn huỷ một đặt chỗ? Hãy nhắn cho trợ lý nhà hàng — bạn sẽ được hỏi xác nhận trước khi huỷ.",
+                        "Want to cancel a booking? Message the restaurant assistant — you will be asked to confirm before anything is cancelled.",
+                    )}
                 </p>
             </header>
-            <section class="bookings" aria-label="Danh sách đặt chỗ">{body}</section>
+            <section class="bookings" aria-label=t("Danh sách đặt chỗ", "Bookings")>{body}</section>
             <crate::connect::ConnectedApps/>
         </main>
     }

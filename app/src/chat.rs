@@ -9,6 +9,8 @@ use shared::{
 
 use crate::view::{IntoPartView, PartView};
 use crate::{
+    i18n::{lang, t, Lang, LangSwitch},
+    labels,
     parts::{render_part, PartScope},
     state::ChatState,
 };
@@ -69,7 +71,7 @@ pub fn ChatPage() -> impl IntoView {
     let picking = move || {
         chat.conversation_id.with(Option::is_none) && !has_messages() && !chat.loading.get()
     };
-    let copy = move || AssistantCopy::of(chat.assistant.get());
+    let copy = move || AssistantCopy::of(lang(), chat.assistant.get());
 
     view! {
         <main
@@ -79,17 +81,18 @@ pub fn ChatPage() -> impl IntoView {
         >
             <header class="chat-header">
                 <div class="chat-header-row">
-                    <h1>"Đặt bàn cùng trợ lý"</h1>
-                    <nav class="header-links" aria-label="Trang">
-                        <a class="header-link" href="/bookings">"Đặt chỗ của tôi"</a>
+                    <h1>{t("Đặt bàn cùng trợ lý", "Book a table with an assistant")}</h1>
+                    <nav class="header-links" aria-label=t("Trang", "Pages")>
+                        <a class="header-link" href="/bookings">{t("Đặt chỗ của tôi", "My bookings")}</a>
                         <button
                             type="button"
                             class="new-conversation"
                             on:click=move |_| chat.new_conversation()
                         >
-                            "Cuộc trò chuyện mới"
+                            {t("Cuộc trò chuyện mới", "New conversation")}
                         </button>
                     </nav>
+                    <LangSwitch/>
                 </div>
                 <Show
                     when=picking
@@ -100,8 +103,8 @@ pub fn ChatPage() -> impl IntoView {
                                 class="assistant-current"
                                 data-assistant=move || chat.assistant.get().as_str()
                             >
-                                "Trợ lý: "
-                                <strong>{move || chat.assistant.get().label()}</strong>
+                                {t("Trợ lý: ", "Assistant: ")}
+                                <strong>{move || labels::assistant(lang(), chat.assistant.get())}</strong>
                             </p>
                         })
                     }
@@ -110,12 +113,14 @@ pub fn ChatPage() -> impl IntoView {
                 </Show>
                 <p class="tagline">{move || copy().tagline}</p>
             </header>
-            <section class="messages" aria-label="Cuộc trò chuyện" aria-live="polite">
+            <section class="messages" aria-label=t("Cuộc trò chuyện", "Conversation") aria-live="polite">
                 <Show
                     when=move || has_messages() || chat.loading.get()
                     fallback=move || view! {
                         <p class="empty-state">
-                            "Chưa có tin nhắn nào. Hãy thử: “" {move || copy().example} "”."
+                            {t("Chưa có tin nhắn nào. Hãy thử: “", "No messages yet. Try: “")}
+                            {move || copy().example}
+                            "”."
                         </p>
                     }
                 >
@@ -128,11 +133,15 @@ pub fn ChatPage() -> impl IntoView {
                     </ol>
                 </Show>
                 <Show when=move || chat.loading.get()>
-                    <p class="loading-note" role="status">"Đang tải cuộc trò chuyện…"</p>
+                    <p class="loading-note" role="status">
+                        {t("Đang tải cuộc trò chuyện…", "Loading the conversation…")}
+                    </p>
                 </Show>
                 <Show when=move || chat.streaming.get()>
                     <div class="typing" role="status">
-                        <span class="visually-hidden">"Trợ lý đang trả lời…"</span>
+                        <span class="visually-hidden">
+                            {t("Trợ lý đang trả lời…", "The assistant is answering…")}
+                        </span>
                         <span class="typing-dot" aria-hidden="true"></span>
                         <span class="typing-dot" aria-hidden="true"></span>
                         <span class="typing-dot" aria-hidden="true"></span>
@@ -140,7 +149,7 @@ pub fn ChatPage() -> impl IntoView {
                 </Show>
             </section>
             <form class="composer" on:submit=on_submit>
-                <label class="visually-hidden" for="message">"Tin nhắn"</label>
+                <label class="visually-hidden" for="message">{t("Tin nhắn", "Message")}</label>
                 <textarea
                     id="message"
                     name="message"
@@ -157,10 +166,10 @@ pub fn ChatPage() -> impl IntoView {
                         class="stop"
                         on:click=move |_| chat.stop()
                     >
-                        "Dừng"
+                        {t("Dừng", "Stop")}
                     </button>
                 </Show>
-                <button type="submit" disabled=move || !can_send()>"Gửi"</button>
+                <button type="submit" disabled=move || !can_send()>{t("Gửi", "Send")}</button>
             </form>
             {move || chat.error.get().map(|message| view! {
                 <p class="notice notice-error composer-error" role="alert">{message}</p>
@@ -177,7 +186,7 @@ fn AssistantPicker(chat: ChatState) -> impl IntoView {
     let initial = chat.assistant.get_untracked();
     view! {
         <fieldset class="assistant-picker">
-            <legend>"Chọn trợ lý"</legend>
+            <legend>{t("Chọn trợ lý", "Choose an assistant")}</legend>
             {Assistant::ALL
                 .into_iter()
                 .map(|assistant| {
@@ -191,7 +200,7 @@ fn AssistantPicker(chat: ChatState) -> impl IntoView {
                                 prop:checked=move || chat.assistant.get() == assistant
                                 on:change=move |_| chat.assistant.set(assistant)
                             />
-                            <span>{assistant.label()}</span>
+                            <span>{labels::assistant(lang(), assistant)}</span>
                         </label>
                     }
                 })
@@ -209,22 +218,37 @@ struct AssistantCopy {
 }
 
 impl AssistantCopy {
-    fn of(assistant: Assistant) -> Self {
-        match assistant {
-            Assistant::Restaurant => Self {
+    fn of(lang: Lang, assistant: Assistant) -> Self {
+        match (assistant, lang) {
+            (Assistant::Restaurant, Lang::Vi) => Self {
                 tagline: "Hỏi thời tiết, tìm nhà hàng và đặt bàn — mọi thao tác đều cần bạn xác nhận.",
                 placeholder: "Hỏi thời tiết, tìm nhà hàng hoặc đặt bàn…",
                 example: "Đặt bàn cho 4 người ở Hà Nội tối mai lúc 19:00",
             },
-            Assistant::Gifts => Self {
+            (Assistant::Restaurant, Lang::En) => Self {
+                tagline: "Ask about the weather, find restaurants and book a table — nothing is done without your confirmation.",
+                placeholder: "Ask about the weather, find a restaurant or book a table…",
+                example: "Book a table for 4 in Hanoi tomorrow at 19:00",
+            },
+            (Assistant::Gifts, Lang::Vi) => Self {
                 tagline: "Gợi ý quà theo người nhận, sở thích và ngân sách. Thanh toán chỉ là giả lập và luôn cần bạn xác nhận.",
                 placeholder: "Quà cho ai, họ thích gì, ngân sách bao nhiêu?…",
                 example: "Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu",
             },
-            Assistant::Shipping => Self {
+            (Assistant::Gifts, Lang::En) => Self {
+                tagline: "Gift ideas by recipient, interests and budget. Payment is only simulated and always needs your confirmation.",
+                placeholder: "Who is it for, what do they like, what is the budget?…",
+                example: "Gift ideas for my mother who loves gardening under 1,000,000 VND",
+            },
+            (Assistant::Shipping, Lang::Vi) => Self {
                 tagline: "Báo giá giao hàng bằng công thức minh hoạ — đơn vị DEMO không phải tiền thật.",
                 placeholder: "Nội thành hay liên tỉnh, nặng bao nhiêu kg?…",
                 example: "Báo giá giao hàng nội thành 2 kg",
+            },
+            (Assistant::Shipping, Lang::En) => Self {
+                tagline: "Shipping quotes from an illustrative formula — DEMO is not real money.",
+                placeholder: "Local or regional, and how many kg?…",
+                example: "Shipping quote for a local 2 kg parcel",
             },
         }
     }
@@ -273,30 +297,47 @@ fn PartAt(message: RwSignal<Message>, index: usize) -> impl IntoView {
     move || part.get().map(render_part)
 }
 
-/// The notice under an assistant message saying how its run ended.
-fn status_notice(status: RunStatus) -> Option<PartView> {
-    let (key, text, tone) = match status {
+/// What the notice of a run's end says: its key, its sentence and its tone; nothing for a
+/// run that simply completed.
+fn status_text(lang: Lang, status: RunStatus) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match status {
         RunStatus::Completed => return None,
-        RunStatus::AwaitingApproval => {
-            ("awaiting-approval", "Đang chờ bạn xác nhận.", "notice-info")
-        }
+        RunStatus::AwaitingApproval => (
+            "awaiting-approval",
+            lang.pick("Đang chờ bạn xác nhận.", "Waiting for your confirmation."),
+            "notice-info",
+        ),
         RunStatus::StepLimit => (
             "step-limit",
-            "Trợ lý dừng lại vì đã dùng quá nhiều bước. Kết quả có thể chưa đầy đủ.",
+            lang.pick(
+                "Trợ lý dừng lại vì đã dùng quá nhiều bước. Kết quả có thể chưa đầy đủ.",
+                "The assistant stopped because it took too many steps. The answer may be incomplete.",
+            ),
             "notice-warning",
         ),
         RunStatus::TooManyToolErrors => (
             "too-many-tool-errors",
-            "Trợ lý dừng lại vì công cụ lỗi quá nhiều lần.",
+            lang.pick(
+                "Trợ lý dừng lại vì công cụ lỗi quá nhiều lần.",
+                "The assistant stopped because its tools failed too many times.",
+            ),
             "notice-warning",
         ),
-        RunStatus::Stopped => ("stopped", "Đã dừng.", "notice-muted"),
+        RunStatus::Stopped => ("stopped", lang.pick("Đã dừng.", "Stopped."), "notice-muted"),
         RunStatus::Error => (
             "error",
-            "Có lỗi khi tạo câu trả lời. Vui lòng thử lại.",
+            lang.pick(
+                "Có lỗi khi tạo câu trả lời. Vui lòng thử lại.",
+                "Something went wrong while writing the answer. Please try again.",
+            ),
             "notice-error",
         ),
-    };
+    })
+}
+
+/// The notice under an assistant message saying how its run ended.
+fn status_notice(status: RunStatus) -> Option<PartView> {
+    let (key, text, tone) = status_text(lang(), status)?;
     Some(
         view! {
             <p class=format!("notice run-status {tone}") data-status=key role="status">

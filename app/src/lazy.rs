@@ -17,6 +17,7 @@ use std::{
 use leptos::prelude::*;
 
 use crate::{
+    i18n::t,
     parts::skeleton,
     view::{IntoPartView, PartView},
 };
@@ -62,7 +63,7 @@ where
                 view
             });
             view! {
-                {move || loading.get().then(|| skeleton("Đang tải…".to_owned(), None))}
+                {move || loading.get().then(|| skeleton(t("Đang tải…", "Loading…").to_owned(), None))}
                 {view}
             }
             .into_part_view()
@@ -88,12 +89,17 @@ where
 pub fn chunk_notice() -> PartView {
     view! {
         <div class="notice notice-error chunk-error" role="alert" data-testid="chunk-error">
-            <p class="notice-title">"Không tải được phần hiển thị này"</p>
+            <p class="notice-title">
+                {t("Không tải được phần hiển thị này", "This part of the page could not be loaded")}
+            </p>
             <p class="notice-message">
-                "Có thể mạng đang chập chờn. Nội dung vẫn được lưu; tải lại trang để xem."
+                {t(
+                    "Có thể mạng đang chập chờn. Nội dung vẫn được lưu; tải lại trang để xem.",
+                    "The network may be unreliable. Nothing is lost; reload the page to see it.",
+                )}
             </p>
             <button type="button" class="retry-button" on:click=|_| reload_page()>
-                "Tải lại trang"
+                {t("Tải lại trang", "Reload the page")}
             </button>
         </div>
     }

@@ -19,6 +19,8 @@ mod chat;
 mod client;
 mod connect;
 mod format;
+pub mod i18n;
+mod labels;
 mod lazy;
 mod parts;
 mod sse;
@@ -33,14 +35,24 @@ pub use connect::{ConnectedApps, ConsentPage};
 pub const OUTPUT_NAME: &str = "datban";
 
 /// The whole HTML document; the server renders it around [`App`].
+///
+/// `<html lang>` is the request's language ([`i18n::lang`]): the browser reads it back
+/// before hydrating, so both render the same words.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let lang = i18n::lang();
     view! {
         <!DOCTYPE html>
-        <html lang="vi">
+        <html lang=lang.code()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <meta name="description" content="Đặt bàn nhà hàng bằng cách trò chuyện với trợ lý."/>
+                <meta
+                    name="description"
+                    content=lang.pick(
+                        "Đặt bàn nhà hàng bằng cách trò chuyện với trợ lý.",
+                        "Book a restaurant table by chatting with an assistant.",
+                    )
+                />
                 <link rel="icon" href="/favicon.ico"/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
@@ -60,7 +72,7 @@ pub fn App() -> impl IntoView {
 
     view! {
         <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
-        <Title text="datban — Đặt bàn cùng trợ lý"/>
+        <Title text=i18n::t("datban — Đặt bàn cùng trợ lý", "datban — Book a table with an assistant")/>
         <Router>
             <Routes fallback=NotFound>
                 <Route path=StaticSegment("") view=ChatPage/>
@@ -77,10 +89,12 @@ fn NotFound() -> impl IntoView {
     if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
         response.set_status(http::StatusCode::NOT_FOUND);
     }
+    let t = i18n::t;
     view! {
         <main class="not-found">
-            <h1>"Không tìm thấy trang"</h1>
-            <p><a href="/">"Về trang trò chuyện"</a></p>
+            <i18n::LangSwitch/>
+            <h1>{t("Không tìm thấy trang", "Page not found")}</h1>
+            <p><a href="/">{t("Về trang trò chuyện", "Back to the chat")}</a></p>
         </main>
     }
 }

@@ -187,7 +187,11 @@ impl ChatState {
         }
         let Some(conversation_id) = self.conversation_id.get_untracked() else {
             self.error.set(Some(
-                "Không tìm thấy cuộc trò chuyện của yêu cầu này.".to_owned(),
+                crate::i18n::t(
+                    "Không tìm thấy cuộc trò chuyện của yêu cầu này.",
+                    "The conversation of this request cannot be found.",
+                )
+                .to_owned(),
             ));
             return false;
         };
@@ -412,7 +416,7 @@ impl ChatState {
     /// (204), the stored conversation says how the reply ended.
     async fn reattach(self, mut follow: Follow, generation: u64) -> Result<(), StreamFailure> {
         let Some(conversation_id) = self.conversation_id.get_untracked() else {
-            return Err(StreamFailure::Interrupted(INTERRUPTED.to_owned()));
+            return Err(StreamFailure::Interrupted(interrupted()));
         };
         for delay in REATTACH_DELAYS_MS {
             if delay > 0 {
@@ -452,7 +456,7 @@ impl ChatState {
                 Err(_) => {}
             }
         }
-        Err(StreamFailure::Interrupted(INTERRUPTED.to_owned()))
+        Err(StreamFailure::Interrupted(interrupted()))
     }
 
     /// After loading a conversation whose last reply is still being written: shows it
@@ -604,7 +608,11 @@ impl ChatState {
                         crate::client::replace_url("/");
                     }
                     self.error.set(Some(format!(
-                        "Không tải được cuộc trò chuyện: {}",
+                        "{}{}",
+                        crate::i18n::t(
+                            "Không tải được cuộc trò chuyện: ",
+                            "Could not load the conversation: "
+                        ),
                         error.message
                     )));
                 }
@@ -643,7 +651,16 @@ impl Follow {
 const REATTACH_DELAYS_MS: [u32; 5] = [0, 500, 1000, 2000, 4000];
 
 #[cfg(feature = "hydrate")]
-const INTERRUPTED: &str = "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại.";
+const INTERRUPTED: (&str, &str) = (
+    "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại.",
+    "The connection broke while the assistant was answering. Please try again.",
+);
+
+/// [`INTERRUPTED`] in the page's language.
+#[cfg(feature = "hydrate")]
+fn interrupted() -> String {
+    crate::i18n::t(INTERRUPTED.0, INTERRUPTED.1).to_owned()
+}
 
 #[cfg(feature = "hydrate")]
 enum StreamFailure {

@@ -6,14 +6,16 @@ use leptos::prelude::*;
 use serde_json::{json, Value};
 use shared::{
     message::ToolState,
-    tools::{BookingStatus, CreateBookingInput, CreateBookingOutput},
+    tools::{CreateBookingInput, CreateBookingOutput},
 };
 
 use super::{
     approval::{decided_buttons, decision_buttons, Approval},
     error_notice, partial_str,
 };
-use crate::format::datetime_vi;
+use crate::format::{datetime, people};
+use crate::i18n::{lang, t, Lang};
+use crate::labels;
 use crate::view::{IntoPartView, PartView};
 
 /// The part in its current state.
@@ -23,12 +25,19 @@ pub fn render(
 ) -> PartView {
     match state {
         ToolState::InputStreaming(input) => draft(
-            Draft::from_partial(input.partial()),
-            "Trợ lý đang soạn yêu cầu đặt bàn…",
+            Draft::from_partial(lang(), input.partial()),
+            t(
+                "Trợ lý đang soạn yêu cầu đặt bàn…",
+                "The assistant is writing the booking request…",
+            ),
         ),
-        ToolState::InputAvailable { input } => {
-            draft(Draft::from_input(&input), "Đang chuẩn bị để bạn xác nhận…")
-        }
+        ToolState::InputAvailable { input } => draft(
+            Draft::from_input(lang(), &input),
+            t(
+                "Đang chuẩn bị để bạn xác nhận…",
+                "Getting it ready for your confirmation…",
+            ),
+        ),
         ToolState::ApprovalRequested { input } => {
             view! { <ConfirmForm call_id input/> }.into_part_view()
         }
@@ -36,11 +45,14 @@ pub fn render(
             decided_form(&call_id, &input, approved)
         }
         ToolState::OutputAvailable { output, .. } => receipt(output),
-        ToolState::OutputError { error, .. } => {
-            error_notice("Chưa đặt được bàn".to_owned(), Some(error))
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Chưa đặt được bàn", "The table is not booked").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { .. } => view! {
-            <p class="notice notice-muted" role="status">"Bạn đã từ chối — chưa đặt bàn nào."</p>
+            <p class="notice notice-muted" role="status">
+                {t("Bạn đã từ chối — chưa đặt bàn nào.", "You declined — no table was booked.")}
+            </p>
         }
         .into_part_view(),
     }
@@ -54,10 +66,10 @@ struct Draft {
 }
 
 impl Draft {
-    fn from_partial(partial: &Value) -> Self {
+    fn from_partial(lang: Lang, partial: &Value) -> Self {
         let starts_at = partial_str(partial, "startsAt").map(|raw| {
             DateTime::parse_from_rfc3339(&raw)
-                .map(|at| datetime_vi(&at))
+                .map(|at| datetime(lang, &at))
                 .unwrap_or(raw)
         });
         Self {
@@ -65,21 +77,22 @@ impl Draft {
             party_size: partial
                 .get("partySize")
                 .and_then(Value::as_u64)
-                .map(|size| format!("{size} người")),
+                .map(|size| people(lang, size)),
             starts_at,
         }
     }
 
-    fn from_input(input: &CreateBookingInput) -> Self {
+    fn from_input(lang: Lang, input: &CreateBookingInput) -> Self {
         Self {
             restaurant_id: Some(input.restaurant_id.clone()),
-            party_size: Some(format!("{} người", input.party_size)),
-            starts_at: Some(datetime_vi(&input.starts_at)),
+            party_size: Some(people(lang, u64::from(input.party_size))),
+            starts_at: Some(datetime(lang, &input.starts_at)),
         }
     }
 }
 
 fn draft(draft: Draft, status: &'static str) -> PartView {
+    let lang = lang();
     let row = |label: &'static str, value: Option<String>| {
         let known = value.is_some();
         view! {
@@ -91,11 +104,11 @@ fn draft(draft: Draft, status: &'static str) -> PartView {
     };
     view! {
         <div class="card booking-draft" aria-busy="true">
-            <p class="card-kicker">"Bản nháp đặt bàn"</p>
+            <p class="card-kicker">{lang.pick("Bản nháp đặt bàn", "Booking draft")}</p>
             <dl class="fields">
-                {row("Nhà hàng", draft.restaurant_id)}
-                {row("Số người", draft.party_size)}
-                {row("Thời gian", draft.starts_at)}
+                {row(lang.pick("Nhà hàng", "Restaurant"), draft.restaurant_id)}
+                {row(lang.pick("Số người", "Party size"), draft.party_size)}
+                {row(lang.pick("Thời gian", "Time"), draft.starts_at)}
             </dl>
             <p class="draft-status">{status}</p>
         </div>
@@ -364,30 +377,36 @@ fn decided_form(call_id: &str, input: &CreateBookingInput, approved: bool) -> Pa
     let values = FormValues::from_input(input);
     let party_id = field_id(call_id, "party-size");
     let starts_id = field_id(call_id, "starts-at");
+    let lang = lang();
     let status = if approved {
-        "Đang đặt bàn…"
+        lang.pick("Đang đặt bàn…", "Booking the table…")
     } else {
-        "Đã từ chối"
+        lang.pick("Đã từ chối", "Declined")
     };
+    let confirm = lang.pick("Xác nhận đặt bàn", "Confirm the booking");
     view! {
-        <form class="card booking-form locked" aria-label="Xác nhận đặt bàn" aria-busy=approved.to_string()>
-            <p class="card-kicker">"Yêu cầu đặt bàn"</p>
+        <form class="card booking-form locked" aria-label=confirm aria-busy=approved.to_string()>
+            <p class="card-kicker">{lang.pick("Yêu cầu đặt bàn", "Booking request")}</p>
             <dl class="fields">
                 <div class="field-row">
-                    <dt>"Nhà hàng"</dt>
+                    <dt>{lang.pick("Nhà hàng", "Restaurant")}</dt>
                     <dd class="restaurant-id">{input.restaurant_id.clone()}</dd>
                 </div>
             </dl>
             <div class="form-field">
-                <label for=party_id.clone()>"Số người"</label>
+                <label for=party_id.clone()>{lang.pick("Số người", "Party size")}</label>
                 <input id=party_id type="number" name="partySize" value=values.party_size disabled/>
             </div>
             <div class="form-field">
-                <label for=starts_id.clone()>"Thời gian"</label>
+                <label for=starts_id.clone()>{lang.pick("Thời gian", "Time")}</label>
                 <input id=starts_id type="datetime-local" name="startsAt" value=values.starts_at disabled/>
-                <p class="field-hint">"Giờ địa phương của nhà hàng (" {offset_label(&input.starts_at)} ")"</p>
+                <p class="field-hint">
+                    {lang.pick("Giờ địa phương của nhà hàng (", "The restaurant's local time (")}
+                    {offset_label(&input.starts_at)}
+                    ")"
+                </p>
             </div>
-            {decided_buttons("Xác nhận đặt bàn", "button-primary", "Từ chối", approved, status)}
+            {decided_buttons(confirm, "button-primary", lang.pick("Từ chối", "Decline"), approved, status)}
         </form>
     }
     .into_part_view()
@@ -403,20 +422,8 @@ fn receipt(output: CreateBookingOutput) -> PartView {
         party_size,
         starts_at,
     } = output;
-    let (status_key, status_text, id_label, note) = match status {
-        BookingStatus::Confirmed => (
-            "confirmed",
-            "Đã xác nhận",
-            "Mã đặt bàn",
-            "Nhà hàng đã giữ bàn cho bạn.",
-        ),
-        BookingStatus::Waitlisted => (
-            "waitlisted",
-            "Trong danh sách chờ",
-            "Mã tham chiếu",
-            "Giờ này nhà hàng chưa còn bàn trống. Bạn đang trong danh sách chờ và sẽ được báo khi có chỗ.",
-        ),
-    };
+    let lang = lang();
+    let (status_key, status_text, id_label, note) = labels::booking_status(lang, status);
     view! {
         <article
             class=format!("card receipt receipt-{status_key}")
@@ -428,16 +435,16 @@ fn receipt(output: CreateBookingOutput) -> PartView {
             <p class="booking-id">{booking_id}</p>
             <dl class="fields">
                 <div class="field-row">
-                    <dt>"Nhà hàng"</dt>
+                    <dt>{lang.pick("Nhà hàng", "Restaurant")}</dt>
                     <dd class="receipt-restaurant">{restaurant_name}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Thời gian"</dt>
-                    <dd class="receipt-time">{datetime_vi(&starts_at)}</dd>
+                    <dt>{lang.pick("Thời gian", "Time")}</dt>
+                    <dd class="receipt-time">{datetime(lang, &starts_at)}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Số người"</dt>
-                    <dd class="receipt-party">{format!("{party_size} người")}</dd>
+                    <dt>{lang.pick("Số người", "Party size")}</dt>
+                    <dd class="receipt-party">{people(lang, u64::from(party_size))}</dd>
                 </div>
             </dl>
             <p class="receipt-note">{note}</p>
@@ -544,17 +551,24 @@ mod tests {
 
     #[test]
     fn draft_shows_what_the_partial_input_has() {
-        let draft = Draft::from_partial(&json!({"restaurantId": "hn-1", "partySize": 4}));
+        let partial = json!({"restaurantId": "hn-1", "partySize": 4});
+        let draft = Draft::from_partial(Lang::Vi, &partial);
         assert_eq!(draft.restaurant_id.as_deref(), Some("hn-1"));
         assert_eq!(draft.party_size.as_deref(), Some("4 người"));
         assert_eq!(draft.starts_at, None);
-        let draft = Draft::from_partial(&json!({"startsAt": "2026-12-24T19:00:00+07:00"}));
+        let draft = Draft::from_partial(Lang::En, &partial);
+        assert_eq!(draft.party_size.as_deref(), Some("4 people"));
+        let partial = json!({"startsAt": "2026-12-24T19:00:00+07:00"});
         assert_eq!(
-            draft.starts_at.as_deref(),
+            Draft::from_partial(Lang::Vi, &partial).starts_at.as_deref(),
             Some("19:00, thứ Năm, 24/12/2026")
         );
+        assert_eq!(
+            Draft::from_partial(Lang::En, &partial).starts_at.as_deref(),
+            Some("7:00 PM, Thu 24 Dec 2026")
+        );
         // Half a timestamp is shown as it is.
-        let draft = Draft::from_partial(&json!({"startsAt": "2026-12-2"}));
+        let draft = Draft::from_partial(Lang::En, &json!({"startsAt": "2026-12-2"}));
         assert_eq!(draft.starts_at.as_deref(), Some("2026-12-2"));
     }
 

@@ -11,6 +11,7 @@ use crate::view::{IntoPartView, PartView};
 use crate::{
     i18n::{lang, t, Lang, LangSwitch},
     labels,
+    page_data::{self, PageQuery},
     parts::{render_part, PartScope},
     state::ChatState,
 };
@@ -18,34 +19,72 @@ use crate::{
 /// Longest message the box accepts; the server enforces its own limit too.
 const MAX_MESSAGE_CHARS: usize = 4000;
 
-/// The chat page at `/`.
+/// The chat page at `/`; `?c=<id>` shows a stored conversation, rendered by the server
+/// with its messages (see `crate::page_data`).
 #[component]
 pub fn ChatPage() -> impl IntoView {
+    // Read through the router, so the server renders what the browser hydrates.
+    let query = use_query_map();
+    // `?a=gifts` preselects an assistant.
+    let preselected = query
+        .with_untracked(|query| query.get("a"))
+        .and_then(|name| Assistant::parse(&name));
+    let requested = query
+        .with_untracked(|query| query.get("c"))
+        .filter(|id| !id.is_empty());
+    let Some(id) = requested else {
+        return view! { <ChatBody preselected loaded=None/> }.into_any();
+    };
+    let data = page_data::fetch(PageQuery::Conversation(id.clone()));
+    view! {
+        <Suspense fallback=|| view! {
+            <main class="chat">
+                <p class="loading-note" role="status">
+                    {t("Đang tải cuộc trò chuyện…", "Loading the conversation…")}
+                </p>
+            </main>
+        }>
+            {move || {
+                let id = id.clone();
+                Suspend::new(async move {
+                    let fetched = data.await;
+                    view! { <ChatBody preselected loaded=Some((id, fetched))/> }
+                })
+            }}
+        </Suspense>
+    }
+    .into_any()
+}
+
+/// The page itself, with the conversation `loaded` (the id asked for and what the server
+/// answered) or a new one.
+#[component]
+fn ChatBody(
+    preselected: Option<Assistant>,
+    loaded: Option<(String, page_data::Fetched)>,
+) -> impl IntoView {
     let chat = ChatState::new();
     provide_context(chat);
     let draft = chat.draft;
-    // `?a=gifts` preselects an assistant. Read through the router, so the server renders
-    // the same choice the browser hydrates.
-    let preselected = use_query_map()
-        .with_untracked(|query| query.get("a"))
-        .and_then(|name| Assistant::parse(&name));
     if let Some(assistant) = preselected {
         chat.assistant.set(assistant);
     }
+    // The same state on the server and in the hydrating browser: the same page.
+    let opened = loaded.map(|(id, fetched)| chat.open(id, fetched));
 
     // Set only in the browser once the page is interactive, so tests and styles can
     // tell a hydrated page from the server-rendered one.
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| {
         set_hydrated.set(true);
-        // A conversation named in the URL is loaded in the browser (the server renders
-        // the empty page), so a reload shows it again, pending confirmations included.
+        // What only the browser does with a conversation it was given: fix the address
+        // and follow a reply still being written.
         #[cfg(feature = "hydrate")]
-        untrack(|| {
-            if let Some(id) = crate::client::query_param("c") {
-                chat.load(id);
-            }
-        });
+        if let Some(opened) = opened.clone() {
+            untrack(|| chat.after_open(opened));
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &opened;
     });
 
     let can_send = move || draft.with(|text| text_fits(text)) && !chat.busy();

@@ -276,6 +276,14 @@ pub async fn send_json<T: DeserializeOwned>(
         })
 }
 
+/// `GET url`: the body of a 2xx answer as text.
+pub async fn get_text(url: &str) -> Result<String, ClientError> {
+    let response = fetch("GET", url, None, "application/json").await?;
+    response_text(&response)
+        .await
+        .ok_or_else(|| ClientError::local(INTERRUPTED))
+}
+
 /// Leaves the page for `url` (another site: the connected app's redirect URI).
 pub fn go_to(url: &str) {
     if let Some(window) = web_sys::window() {

@@ -115,11 +115,6 @@ pub fn vnd(lang: Lang, amount: u32) -> String {
     )
 }
 
-/// A whole number: "1.250"; "1,250".
-pub fn integer(lang: Lang, value: u64) -> String {
-    grouped(value, lang.pick('.', ','))
-}
-
 /// A decimal written with a point (`"2.5"`, as JSON and [`shared::tools::Kilograms`]
 /// write it) in the language's own way: "2,5"; "2.5".
 pub fn decimal(lang: Lang, text: &str) -> String {
@@ -278,8 +273,6 @@ mod tests {
             vnd(Lang::Vi, 1_250_000),
             shared::tools::format_vnd(1_250_000)
         );
-        assert_eq!(integer(Lang::Vi, 12_345), "12.345");
-        assert_eq!(integer(Lang::En, 12_345), "12,345");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
-    StaticSegment,
+    SsrMode, StaticSegment,
 };
 
 mod api;
@@ -22,6 +22,7 @@ mod format;
 pub mod i18n;
 mod labels;
 mod lazy;
+pub mod page_data;
 mod parts;
 mod sse;
 mod state;
@@ -75,8 +76,11 @@ pub fn App() -> impl IntoView {
         <Title text=i18n::t("datban — Đặt bàn cùng trợ lý", "datban — Book a table with an assistant")/>
         <Router>
             <Routes fallback=NotFound>
-                <Route path=StaticSegment("") view=ChatPage/>
-                <Route path=StaticSegment("bookings") view=BookingsPage/>
+                // Rendered whole once their data is read (`page_data`): the HTML holds the
+                // conversation or the bookings, for a first paint and a page without
+                // JavaScript alike (streamed, they would wait for a script to be moved in).
+                <Route path=StaticSegment("") view=ChatPage ssr=SsrMode::Async/>
+                <Route path=StaticSegment("bookings") view=BookingsPage ssr=SsrMode::Async/>
                 <Route path=(StaticSegment("oauth"), StaticSegment("consent")) view=ConsentPage/>
             </Routes>
         </Router>

@@ -243,8 +243,51 @@ impl ChatState {
         crate::client::replace_url("/");
     }
 
+    /// Takes the assistant the server stored with the conversation; an unknown name
+    /// (a newer server) keeps the current one rather than guessing.
+    fn set_assistant(&self, name: Option<&str>) {
+        if let Some(assistant) = name.and_then(Assistant::parse) {
+            self.assistant.set(assistant);
+        }
+    }
+
+    /// Shows conversation `requested` as the page was given it (`fetched`, see
+    /// `crate::page_data`): its messages, or why it could not be read. The same on the
+    /// server and in the hydrating browser; what only the browser does is left in the
+    /// answer, for [`ChatState::after_open`].
+    pub fn open(&self, requested: String, fetched: crate::page_data::Fetched) -> Opened {
+        match crate::page_data::parse::<crate::api::Conversation>(fetched) {
+            Ok(conversation) => {
+                self.set_assistant(conversation.assistant.as_deref());
+                self.set_messages(conversation.messages);
+                let path = (conversation.id != requested)
+                    .then(|| conversation_path(&conversation.id));
+                self.conversation_id.set(Some(conversation.id));
+                Opened {
+                    path,
+                    running: conversation.running,
+                }
+            }
+            Err((status, message)) => {
+                // Not ours or gone: start afresh rather than post into it.
+                let gone = status == Some(404);
+                self.conversation_id.set((!gone).then_some(requested));
+                self.error.set(Some(format!(
+                    "{}{message}",
+                    crate::i18n::t(
+                        "Không tải được cuộc trò chuyện: ",
+                        "Could not load the conversation: "
+                    )
+                )));
+                Opened {
+                    path: gone.then(|| "/".to_owned()),
+                    running: None,
+                }
+            }
+        }
+    }
+
     /// Replaces the list with `messages`.
-    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
     fn set_messages(&self, messages: Vec<Message>) {
         let entries = messages
             .into_iter()
@@ -459,6 +502,21 @@ impl ChatState {
         Err(StreamFailure::Interrupted(interrupted()))
     }
 
+    /// What the browser does once it shows a conversation the page was given: the address
+    /// names the conversation it is, the newest message is in view, and a reply still being
+    /// written goes on growing.
+    pub fn after_open(self, opened: Opened) {
+        if let Some(path) = opened.path {
+            crate::client::replace_url(&path);
+        }
+        if self.entries.with_untracked(|entries| !entries.is_empty()) {
+            crate::client::scroll_to_page_end();
+        }
+        if let Some(running) = opened.running {
+            self.follow_running(running, self.generation.get_value());
+        }
+    }
+
     /// After loading a conversation whose last reply is still being written: shows it
     /// growing from the stored copy on (the "Dừng" button stops it as usual).
     fn follow_running(self, running: crate::api::RunningReply, generation: u64) {
@@ -568,58 +626,7 @@ impl ChatState {
         }
     }
 
-    /// Takes the assistant the server stored with the conversation; an unknown name
-    /// (a newer server) keeps the current one rather than guessing.
-    fn set_assistant(&self, name: Option<&str>) {
-        if let Some(assistant) = name.and_then(Assistant::parse) {
-            self.assistant.set(assistant);
-        }
-    }
 
-    /// Loads conversation `id` (from the URL) and shows its messages.
-    pub fn load(self, id: String) {
-        self.loading.set(true);
-        self.conversation_id.set(Some(id.clone()));
-        let generation = self.generation.get_value();
-        leptos::task::spawn_local(async move {
-            let url = crate::api::conversation_url(&id);
-            let result = crate::client::get_json::<crate::api::Conversation>(&url).await;
-            if !self.current(generation) {
-                return;
-            }
-            match result {
-                Ok(conversation) => {
-                    self.set_assistant(conversation.assistant.as_deref());
-                    self.set_messages(conversation.messages);
-                    crate::client::scroll_to_page_end();
-                    if conversation.id != id {
-                        crate::client::replace_url(&conversation_path(&conversation.id));
-                    }
-                    self.conversation_id.set(Some(conversation.id));
-                    // Reloaded while the reply was being written: pick it up.
-                    if let Some(running) = conversation.running {
-                        self.follow_running(running, generation);
-                    }
-                }
-                Err(error) => {
-                    if error.status == Some(404) {
-                        // Not ours or gone: start afresh rather than post into it.
-                        self.conversation_id.set(None);
-                        crate::client::replace_url("/");
-                    }
-                    self.error.set(Some(format!(
-                        "{}{}",
-                        crate::i18n::t(
-                            "Không tải được cuộc trò chuyện: ",
-                            "Could not load the conversation: "
-                        ),
-                        error.message
-                    )));
-                }
-            }
-            self.loading.set(false);
-        });
-    }
 }
 
 /// What a page that lost a reply's stream knows about the run writing it.
@@ -673,8 +680,18 @@ enum StreamFailure {
     Interrupted(String),
 }
 
-/// `/?c=<id>`.
+/// What is left to do in the browser after [`ChatState::open`].
+#[derive(Debug, Clone)]
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+pub struct Opened {
+    /// The address to show instead of the one asked for (`/` for a conversation that is
+    /// not there).
+    path: Option<String>,
+    /// The reply still being written, to follow.
+    running: Option<crate::api::RunningReply>,
+}
+
+/// `/?c=<id>`.
 pub fn conversation_path(id: &str) -> String {
     format!("/?c={}", crate::api::encode_component(id))
 }

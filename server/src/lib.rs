@@ -103,13 +103,22 @@ pub fn app(state: AppState) -> Router {
         .merge(page::routes())
         // Pages carry a Content-Security-Policy with the nonce of their hydration scripts,
         // and are in the person's language.
-        .leptos_routes_with_context(&state, routes, page::provide_page_context, move || {
-            shell(options.clone())
-        })
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            {
+                let state = state.clone();
+                move || page::provide_page_context(&state)
+            },
+            move || shell(options.clone()),
+        )
         // Files under the site root (the hydrate bundle in /pkg, favicon, …), served
         // precompressed (.br/.gz) when present; anything else renders the 404 page.
         .fallback(file_and_error_handler_with_context::<AppState, _>(
-            page::provide_page_context,
+            {
+                let state = state.clone();
+                move || page::provide_page_context(&state)
+            },
             shell,
         ))
         // Innermost: the rate limit is per owner, so it runs after the owner is known.

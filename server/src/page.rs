@@ -1,7 +1,11 @@
 //! What the server gives the pages it renders: the person's language (the switch's
-//! cookie, else `Accept-Language`, else Vietnamese) and the switch itself.
+//! cookie, else `Accept-Language`, else Vietnamese), the switch itself, and the data a
+//! page is rendered with (the owner's bookings, a stored conversation).
+
+use std::{future::Future, pin::Pin, sync::Arc};
 
 use app::i18n::{is_local_path, Lang, COOKIE};
+use app::page_data::{Fetched, LoadPage, PageLoader, PageQuery};
 use axum::{
     extract::{Path, Query},
     http::{header, HeaderMap, HeaderValue, StatusCode},
@@ -11,7 +15,7 @@ use axum::{
 };
 use serde::Deserialize;
 
-use crate::AppState;
+use crate::{api, owner::OwnerId, AppState};
 
 /// The language of a request: the `lang` cookie the switch set, else the best of
 /// `Accept-Language`, else Vietnamese.
@@ -39,16 +43,83 @@ fn cookie_lang(headers: &HeaderMap) -> Option<Lang> {
         .and_then(|(_, value)| Lang::parse(value.trim().trim_matches('"')))
 }
 
-/// Leptos context for every rendered page: the page's Content-Security-Policy and the
+/// Leptos context for every rendered page: the page's Content-Security-Policy, the
 /// request's language, which `app::i18n::lang` reads (and `<html lang>` carries to the
-/// browser).
-pub fn provide_page_context() {
+/// browser), and a [`PageLoader`] that reads the page's data as the request's owner.
+pub fn provide_page_context(state: &AppState) {
     use leptos::prelude::{provide_context, use_context};
     crate::security::provide_page_csp();
-    let lang = use_context::<axum::http::request::Parts>()
+    let parts = use_context::<axum::http::request::Parts>();
+    let lang = parts
+        .as_ref()
         .map(|parts| request_lang(&parts.headers))
         .unwrap_or_default();
     provide_context(lang);
+    let owner = parts
+        .as_ref()
+        .and_then(|parts| parts.extensions.get::<OwnerId>())
+        .map(|OwnerId(owner)| owner.clone());
+    provide_context(PageLoader(Arc::new(Loader {
+        state: state.clone(),
+        owner,
+        lang,
+    })));
+}
+
+/// Reads a page's data as the API would answer the same browser.
+struct Loader {
+    state: AppState,
+    /// From the owner cookie (`owner::ensure_owner`); `None` only outside a request.
+    owner: Option<String>,
+    lang: Lang,
+}
+
+/// Largest error body read back from an API error (they are a sentence or two).
+const ERROR_BODY_LIMIT: usize = 16 * 1024;
+
+impl LoadPage for Loader {
+    fn load(&self, query: PageQuery) -> Pin<Box<dyn Future<Output = Fetched> + Send>> {
+        let state = self.state.clone();
+        let owner = self.owner.clone();
+        let lang = self.lang;
+        Box::pin(async move {
+            let Some(owner) = owner else {
+                return Err(api_failure(lang, api::ApiError::not_found("Owner")).await);
+            };
+            let answer = match query {
+                PageQuery::Bookings => api::bookings_list(&state, &owner, true)
+                    .await
+                    .map(|list| serde_json::to_string(&list)),
+                PageQuery::Conversation(id) => api::conversation_body(&state, &owner, &id)
+                    .await
+                    .map(|body| serde_json::to_string(&body)),
+            };
+            match answer {
+                Ok(Ok(json)) => Ok(json),
+                Ok(Err(error)) => {
+                    tracing::error!(%error, "cannot write a page's data as JSON");
+                    let error = api::ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "INTERNAL",
+                        "Something went wrong on our side. Please try again.",
+                    );
+                    Err(api_failure(lang, error).await)
+                }
+                Err(error) => Err(api_failure(lang, error).await),
+            }
+        })
+    }
+}
+
+/// What the page says for an API error: its status and message, as the browser would read
+/// them from the API's answer.
+async fn api_failure(lang: Lang, error: api::ApiError) -> (Option<u16>, String) {
+    let response = error.into_response();
+    let status = response.status().as_u16();
+    let body = axum::body::to_bytes(response.into_body(), ERROR_BODY_LIMIT)
+        .await
+        .unwrap_or_default();
+    app::page_data::failure(lang, status, &String::from_utf8_lossy(&body))
 }
 
 /// `GET /lang/{code}?to=<path>`: the language switch.

@@ -70,7 +70,7 @@ pub fn fetch(query: PageQuery) -> OnceResource<Fetched> {
 /// as it is (the future is never polled).
 #[cfg(feature = "hydrate")]
 pub fn fetch(query: PageQuery) -> OnceResource<Fetched> {
-    use leptos::reexports::send_wrapper::SendWrapper;
+    use send_wrapper::SendWrapper;
     let future = async move {
         crate::client::get_text(&query.url())
             .await

@@ -3,7 +3,7 @@
 //! JavaScript. Cancelling is not done here but in the chat, where the assistant's
 //! `cancelBooking` asks for a confirmation first.
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 use leptos_meta::Title;
 use shared::tools::ListBookingsOutput;
 
@@ -24,8 +24,8 @@ pub fn BookingsPage() -> impl IntoView {
         Suspend::new(async move {
             match page_data::parse::<ListBookingsOutput>(data.await) {
                 // Hydrated like the rest of the page: it is in the main bundle, not a chunk.
-                Ok(list) => bookings_page_list(list).into_any(),
-                Err((_, message)) => view! {
+                Ok(list) => Either::Left(bookings_page_list(list)),
+                Err((_, message)) => Either::Right(view! {
                     <div class="notice notice-error bookings-error" role="alert">
                         <p class="notice-title">
                             {t("Không tải được danh sách đặt chỗ", "Could not load your bookings")}
@@ -40,8 +40,7 @@ pub fn BookingsPage() -> impl IntoView {
                             {t("Thử lại", "Try again")}
                         </button>
                     </div>
-                }
-                .into_any(),
+                }),
             }
         })
     };

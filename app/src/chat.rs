@@ -1,6 +1,6 @@
 //! The chat page: the conversation so far and the message box.
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 use leptos_router::hooks::use_query_map;
 use shared::{
     message::{Message, Role, RunStatus},
@@ -32,11 +32,13 @@ pub fn ChatPage() -> impl IntoView {
     let requested = query
         .with_untracked(|query| query.get("c"))
         .filter(|id| !id.is_empty());
+    // `Either`, not `AnyView`: an `AnyView` would carry hydration code for the whole page
+    // twice (sync and async) in the hydrate bundle.
     let Some(id) = requested else {
-        return view! { <ChatBody preselected loaded=None/> }.into_any();
+        return Either::Left(view! { <ChatBody preselected loaded=None/> });
     };
     let data = page_data::fetch(PageQuery::Conversation(id.clone()));
-    view! {
+    Either::Right(view! {
         <Suspense fallback=|| view! {
             <main class="chat">
                 <p class="loading-note" role="status">
@@ -52,8 +54,7 @@ pub fn ChatPage() -> impl IntoView {
                 })
             }}
         </Suspense>
-    }
-    .into_any()
+    })
 }
 
 /// The page itself, with the conversation `loaded` (the id asked for and what the server
@@ -338,7 +339,10 @@ fn PartAt(message: RwSignal<Message>, index: usize) -> impl IntoView {
 
 /// What the notice of a run's end says: its key, its sentence and its tone; nothing for a
 /// run that simply completed.
-fn status_text(lang: Lang, status: RunStatus) -> Option<(&'static str, &'static str, &'static str)> {
+fn status_text(
+    lang: Lang,
+    status: RunStatus,
+) -> Option<(&'static str, &'static str, &'static str)> {
     Some(match status {
         RunStatus::Completed => return None,
         RunStatus::AwaitingApproval => (

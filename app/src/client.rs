@@ -340,7 +340,11 @@ async fn response_text(response: &Response) -> Option<String> {
 /// The page's path and query as the address bar shows them (`/?c=…`).
 pub fn current_path() -> Option<String> {
     let location = web_sys::window()?.location();
-    Some(format!("{}{}", location.pathname().ok()?, location.search().ok()?))
+    Some(format!(
+        "{}{}",
+        location.pathname().ok()?,
+        location.search().ok()?
+    ))
 }
 
 /// The page URL's query parameter `name`, when present and not empty.

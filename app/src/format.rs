@@ -109,10 +109,7 @@ fn grouped(amount: u64, separator: char) -> String {
 /// Whole đồng: "1.250.000 ₫"; "1,250,000 ₫" (the sign after the amount in both, as the
 /// prices people see in Việt Nam are written).
 pub fn vnd(lang: Lang, amount: u32) -> String {
-    format!(
-        "{} ₫",
-        grouped(u64::from(amount), lang.pick('.', ','))
-    )
+    format!("{} ₫", grouped(u64::from(amount), lang.pick('.', ',')))
 }
 
 /// A decimal written with a point (`"2.5"`, as JSON and [`shared::tools::Kilograms`]
@@ -247,7 +244,10 @@ mod tests {
         let noon = at("2026-03-07T12:30:00+07:00");
         assert_eq!(time_hm(Lang::En, &noon), "12:30 PM");
         assert_eq!(time_hm(Lang::Vi, &at("2026-03-07T19:00:00+07:00")), "19:00");
-        assert_eq!(time_hm(Lang::En, &at("2026-03-07T19:00:00+07:00")), "7:00 PM");
+        assert_eq!(
+            time_hm(Lang::En, &at("2026-03-07T19:00:00+07:00")),
+            "7:00 PM"
+        );
         assert_eq!(price_level(2), "₫₫");
         assert_eq!(price_level(0), "₫");
         assert_eq!(price_level(9), "₫₫₫₫");

@@ -133,10 +133,7 @@ mod tests {
 
     #[test]
     fn switch_links_come_back_to_the_page() {
-        assert_eq!(
-            switch_url(Lang::En, "/?c=abc"),
-            "/lang/en?to=%2F%3Fc%3Dabc"
-        );
+        assert_eq!(switch_url(Lang::En, "/?c=abc"), "/lang/en?to=%2F%3Fc%3Dabc");
         assert_eq!(switch_url(Lang::Vi, "/bookings"), "/lang/vi?to=%2Fbookings");
     }
 

@@ -144,7 +144,14 @@ const INTERESTS: [(&str, &[&str], &[&str]); 16] = [
     (
         "games",
         &["trò chơi", "chơi game", "cờ vua", "xếp hình"],
-        &["games", "gaming", "board games", "board game", "chess", "puzzles"],
+        &[
+            "games",
+            "gaming",
+            "board games",
+            "board game",
+            "chess",
+            "puzzles",
+        ],
     ),
     (
         "fashion",
@@ -247,7 +254,10 @@ mod tests {
     fn check_pair(vi: &str, en: &str) {
         assert!(!vi.trim().is_empty(), "empty Vietnamese label for {en:?}");
         assert!(!en.trim().is_empty(), "empty English label for {vi:?}");
-        assert!(!has_vietnamese_letters(en), "English label {en:?} is Vietnamese");
+        assert!(
+            !has_vietnamese_letters(en),
+            "English label {en:?} is Vietnamese"
+        );
         assert_ne!(vi, en, "untranslated label {vi:?}");
     }
 

@@ -104,13 +104,13 @@ pub fn parse<T: serde::de::DeserializeOwned>(fetched: Fetched) -> Result<T, (Opt
     serde_json::from_str::<serde_json::Value>(&body)
         .and_then(serde_json::from_value)
         .map_err(|_| {
-        (
-            None,
-            crate::i18n::t(
-                "Máy chủ trả về dữ liệu không đọc được.",
-                "The server sent an answer that cannot be read.",
+            (
+                None,
+                crate::i18n::t(
+                    "Máy chủ trả về dữ liệu không đọc được.",
+                    "The server sent an answer that cannot be read.",
+                )
+                .to_owned(),
             )
-            .to_owned(),
-        )
-    })
+        })
 }

@@ -260,8 +260,8 @@ impl ChatState {
             Ok(conversation) => {
                 self.set_assistant(conversation.assistant.as_deref());
                 self.set_messages(conversation.messages);
-                let path = (conversation.id != requested)
-                    .then(|| conversation_path(&conversation.id));
+                let path =
+                    (conversation.id != requested).then(|| conversation_path(&conversation.id));
                 self.conversation_id.set(Some(conversation.id));
                 Opened {
                     path,
@@ -625,8 +625,6 @@ impl ChatState {
             }
         }
     }
-
-
 }
 
 /// What a page that lost a reply's stream knows about the run writing it.

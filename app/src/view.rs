@@ -310,7 +310,10 @@ mod imp {
     /// Removes the opening comment `start` and every node after it up to its closing
     /// comment (parts nest: a tool part inside a message), and returns that comment; `None`
     /// when there is none (then everything after `start` is gone too, as it was the part's).
-    fn remove_until_end(parent: &web_sys::Element, start: &web_sys::Node) -> Option<types::Placeholder> {
+    fn remove_until_end(
+        parent: &web_sys::Element,
+        start: &web_sys::Node,
+    ) -> Option<types::Placeholder> {
         let mut depth = 0usize;
         let mut node = start.next_sibling();
         // Nothing can be done if the browser refuses to remove a node; the part is still
@@ -338,7 +341,6 @@ mod imp {
         const MIN_LENGTH: usize = 0;
 
         fn dry_resolve(&mut self) {}
-
 
         async fn resolve(self) -> Self::AsyncOutput {
             self

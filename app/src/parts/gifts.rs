@@ -46,12 +46,10 @@ pub fn render_suggestions(state: ToolState<SuggestGiftsInput, SuggestGiftsOutput
             searching(Some(criteria(lang(), &input)))
         }
         ToolState::OutputAvailable { input, output } => suggestions(&input, output),
-        ToolState::OutputError { error, .. } => {
-            error_notice(
-                t("Chưa gợi ý được quà", "Could not suggest gifts").to_owned(),
-                Some(error),
-            )
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Chưa gợi ý được quà", "Could not suggest gifts").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
                 {t("Đã bỏ qua việc tìm quà cho ", "Skipped the gift search for ")}
@@ -76,12 +74,14 @@ pub fn render_draft(state: ToolState<PrepareCheckoutInput, CheckoutDraft>) -> Pa
             skeleton(preparing(), Some(input.gift_id))
         }
         ToolState::OutputAvailable { output, .. } => draft_card(output),
-        ToolState::OutputError { error, .. } => {
-            error_notice(
-                t("Chưa chuẩn bị được đơn quà", "Could not prepare the gift order").to_owned(),
-                Some(error),
+        ToolState::OutputError { error, .. } => error_notice(
+            t(
+                "Chưa chuẩn bị được đơn quà",
+                "Could not prepare the gift order",
             )
-        }
+            .to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
                 {t("Đã bỏ qua việc chuẩn bị đơn cho món ", "Skipped preparing an order for ")}
@@ -443,7 +443,10 @@ fn CheckoutForm(call_id: String, input: CreateCheckoutSessionInput) -> impl Into
 fn decided_checkout(input: &CreateCheckoutSessionInput, approved: bool) -> PartView {
     let draft = find_draft(use_context::<ChatState>(), &input.draft_id);
     let status = if approved {
-        t("Đang tạo thanh toán giả lập…", "Creating the simulated payment…")
+        t(
+            "Đang tạo thanh toán giả lập…",
+            "Creating the simulated payment…",
+        )
     } else {
         t("Đã huỷ", "Cancelled")
     };
@@ -521,7 +524,10 @@ mod tests {
             "budget_max": 1_000_000
         }))
         .unwrap();
-        assert_eq!(criteria(Lang::Vi, &input), "bố mẹ · làm vườn · dưới 1.000.000 ₫");
+        assert_eq!(
+            criteria(Lang::Vi, &input),
+            "bố mẹ · làm vườn · dưới 1.000.000 ₫"
+        );
         assert_eq!(
             criteria(Lang::En, &input),
             "parent · gardening · under 1,000,000 ₫"

@@ -30,9 +30,9 @@ pub(crate) fn bookings_page_list(list: shared::tools::ListBookingsOutput) -> imp
         no_results_reason,
     } = list;
     if bookings.is_empty() {
-        my_bookings::empty_bookings(no_results_reason).into_any()
+        leptos::either::Either::Left(my_bookings::empty_bookings(no_results_reason))
     } else {
-        my_bookings::booking_list(bookings, true).into_any()
+        leptos::either::Either::Right(my_bookings::booking_list(bookings, true))
     }
 }
 
@@ -83,7 +83,6 @@ mod chunks {
     pub fn cancel_booking(call: ToolCall<CancelBooking>) -> Rendered {
         Ok(my_bookings::render_cancel(call.id, call.state))
     }
-
 }
 
 /// The message a part belongs to, provided by the chat page around each part, so a

@@ -32,7 +32,9 @@ pub(crate) fn cancel_hint(lang: Lang, booking_id: &str) -> String {
 pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> PartView {
     let loading = || t("Đang xem các đặt chỗ của bạn…", "Looking at your bookings…").to_owned();
     match state {
-        ToolState::InputStreaming(_) | ToolState::InputAvailable { .. } => skeleton(loading(), None),
+        ToolState::InputStreaming(_) | ToolState::InputAvailable { .. } => {
+            skeleton(loading(), None)
+        }
         // listBookings never asks for approval; a stored part saying so is still loading.
         ToolState::ApprovalRequested { .. } | ToolState::ApprovalResponded { .. } => {
             skeleton(loading(), None)
@@ -59,12 +61,10 @@ pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> P
             }
             .into_part_view()
         }
-        ToolState::OutputError { error, .. } => {
-            error_notice(
-                t("Không xem được các đặt chỗ", "Could not show your bookings").to_owned(),
-                Some(error),
-            )
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Không xem được các đặt chỗ", "Could not show your bookings").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { .. } => view! {
             <p class="notice notice-muted">
                 {t("Đã bỏ qua việc xem các đặt chỗ.", "Skipped looking at your bookings.")}

@@ -23,12 +23,10 @@ pub fn render(state: ToolState<SearchRestaurantsInput, SearchRestaurantsOutput>)
             searching(Some(input.city))
         }
         ToolState::OutputAvailable { input, output } => results(input, output),
-        ToolState::OutputError { error, .. } => {
-            error_notice(
-                t("Không tìm được nhà hàng", "Could not search restaurants").to_owned(),
-                Some(error),
-            )
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Không tìm được nhà hàng", "Could not search restaurants").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
                 {t("Đã bỏ qua việc tìm nhà hàng ở ", "Skipped the restaurant search in ")}
@@ -107,7 +105,11 @@ fn summary(lang: Lang, count: Option<usize>, city: &str) -> String {
     }
 }
 
-fn restaurant_card(lang: Lang, restaurant: RestaurantSummary, asked_for_slots: bool) -> impl IntoView {
+fn restaurant_card(
+    lang: Lang,
+    restaurant: RestaurantSummary,
+    asked_for_slots: bool,
+) -> impl IntoView {
     let RestaurantSummary {
         id,
         name,

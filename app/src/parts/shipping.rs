@@ -39,12 +39,10 @@ pub fn render(state: ToolState<ShippingQuoteInput, ShippingQuoteOutput>) -> Part
             skeleton(loading(), Some(detail(lang(), &input)))
         }
         ToolState::OutputAvailable { output, .. } => quote(output),
-        ToolState::OutputError { error, .. } => {
-            error_notice(
-                t("Chưa có báo giá giao hàng", "No shipping quote").to_owned(),
-                Some(error),
-            )
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Chưa có báo giá giao hàng", "No shipping quote").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
                 {t("Đã bỏ qua việc báo giá giao hàng (", "Skipped the shipping quote (")}

@@ -29,12 +29,10 @@ pub fn render(state: ToolState<GetWeatherInput, GetWeatherOutput>) -> PartView {
             skeleton(loading(), Some(input.city))
         }
         ToolState::OutputAvailable { output, .. } => forecast(output),
-        ToolState::OutputError { error, .. } => {
-            error_notice(
-                t("Không xem được thời tiết", "Could not get the weather").to_owned(),
-                Some(error),
-            )
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Không xem được thời tiết", "Could not get the weather").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
                 {t("Đã bỏ qua việc xem thời tiết ở ", "Skipped the weather for ")} {input.city} "."

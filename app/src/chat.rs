@@ -390,3 +390,53 @@ fn status_notice(status: RunStatus) -> Option<PartView> {
         .into_part_view(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Letters only Vietnamese writes: English copy has none.
+    fn has_vietnamese_letters(text: &str) -> bool {
+        text.chars().any(|c| {
+            "àáảãạăằắẳẵặâầấẩẫậèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợùúủũụưừứửữựỳýỷỹỵđ"
+                .contains(c.to_lowercase().next().unwrap_or(c))
+        })
+    }
+
+    #[test]
+    fn every_run_end_is_said_in_both_languages() {
+        let statuses = [
+            RunStatus::AwaitingApproval,
+            RunStatus::StepLimit,
+            RunStatus::TooManyToolErrors,
+            RunStatus::Stopped,
+            RunStatus::Error,
+        ];
+        for status in statuses {
+            let vi = status_text(Lang::Vi, status);
+            let en = status_text(Lang::En, status);
+            let ((key, vi, tone), (same_key, en, same_tone)) = (vi.unwrap(), en.unwrap());
+            assert_eq!((key, tone), (same_key, same_tone));
+            assert_ne!(vi, en, "{key}");
+            assert!(has_vietnamese_letters(vi), "{key}: {vi}");
+            assert!(!has_vietnamese_letters(en), "{key}: {en}");
+        }
+        assert_eq!(status_text(Lang::En, RunStatus::Completed), None);
+    }
+
+    #[test]
+    fn every_assistant_has_its_copy_in_both_languages() {
+        for assistant in Assistant::ALL {
+            let vi = AssistantCopy::of(Lang::Vi, assistant);
+            let en = AssistantCopy::of(Lang::En, assistant);
+            for (vi, en) in [
+                (vi.tagline, en.tagline),
+                (vi.placeholder, en.placeholder),
+                (vi.example, en.example),
+            ] {
+                assert_ne!(vi, en);
+                assert!(!has_vietnamese_letters(en), "{en}");
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! The chat page: the conversation so far and the message box.
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 use leptos_router::hooks::use_query_map;
 use shared::{
     message::{Message, Role, RunStatus},
@@ -9,6 +9,9 @@ use shared::{
 
 use crate::view::{IntoPartView, PartView};
 use crate::{
+    i18n::{lang, t, Lang, LangSwitch},
+    labels,
+    page_data::{self, PageQuery},
     parts::{render_part, PartScope},
     state::ChatState,
 };
@@ -16,34 +19,73 @@ use crate::{
 /// Longest message the box accepts; the server enforces its own limit too.
 const MAX_MESSAGE_CHARS: usize = 4000;
 
-/// The chat page at `/`.
+/// The chat page at `/`; `?c=<id>` shows a stored conversation, rendered by the server
+/// with its messages (see `crate::page_data`).
 #[component]
 pub fn ChatPage() -> impl IntoView {
+    // Read through the router, so the server renders what the browser hydrates.
+    let query = use_query_map();
+    // `?a=gifts` preselects an assistant.
+    let preselected = query
+        .with_untracked(|query| query.get("a"))
+        .and_then(|name| Assistant::parse(&name));
+    let requested = query
+        .with_untracked(|query| query.get("c"))
+        .filter(|id| !id.is_empty());
+    // `Either`, not `AnyView`: an `AnyView` would carry hydration code for the whole page
+    // twice (sync and async) in the hydrate bundle.
+    let Some(id) = requested else {
+        return Either::Left(view! { <ChatBody preselected loaded=None/> });
+    };
+    let data = page_data::fetch(PageQuery::Conversation(id.clone()));
+    Either::Right(view! {
+        <Suspense fallback=|| view! {
+            <main class="chat">
+                <p class="loading-note" role="status">
+                    {t("Đang tải cuộc trò chuyện…", "Loading the conversation…")}
+                </p>
+            </main>
+        }>
+            {move || {
+                let id = id.clone();
+                Suspend::new(async move {
+                    let fetched = data.await;
+                    view! { <ChatBody preselected loaded=Some((id, fetched))/> }
+                })
+            }}
+        </Suspense>
+    })
+}
+
+/// The page itself, with the conversation `loaded` (the id asked for and what the server
+/// answered) or a new one.
+#[component]
+fn ChatBody(
+    preselected: Option<Assistant>,
+    loaded: Option<(String, page_data::Fetched)>,
+) -> impl IntoView {
     let chat = ChatState::new();
     provide_context(chat);
     let draft = chat.draft;
-    // `?a=gifts` preselects an assistant. Read through the router, so the server renders
-    // the same choice the browser hydrates.
-    let preselected = use_query_map()
-        .with_untracked(|query| query.get("a"))
-        .and_then(|name| Assistant::parse(&name));
     if let Some(assistant) = preselected {
         chat.assistant.set(assistant);
     }
+    // The same state on the server and in the hydrating browser: the same page.
+    let opened = loaded.map(|(id, fetched)| chat.open(id, fetched));
 
     // Set only in the browser once the page is interactive, so tests and styles can
     // tell a hydrated page from the server-rendered one.
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| {
         set_hydrated.set(true);
-        // A conversation named in the URL is loaded in the browser (the server renders
-        // the empty page), so a reload shows it again, pending confirmations included.
+        // What only the browser does with a conversation it was given: fix the address
+        // and follow a reply still being written.
         #[cfg(feature = "hydrate")]
-        untrack(|| {
-            if let Some(id) = crate::client::query_param("c") {
-                chat.load(id);
-            }
-        });
+        if let Some(opened) = opened.clone() {
+            untrack(|| chat.after_open(opened));
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &opened;
     });
 
     let can_send = move || draft.with(|text| text_fits(text)) && !chat.busy();
@@ -69,7 +111,7 @@ pub fn ChatPage() -> impl IntoView {
     let picking = move || {
         chat.conversation_id.with(Option::is_none) && !has_messages() && !chat.loading.get()
     };
-    let copy = move || AssistantCopy::of(chat.assistant.get());
+    let copy = move || AssistantCopy::of(lang(), chat.assistant.get());
 
     view! {
         <main
@@ -79,17 +121,18 @@ pub fn ChatPage() -> impl IntoView {
         >
             <header class="chat-header">
                 <div class="chat-header-row">
-                    <h1>"Đặt bàn cùng trợ lý"</h1>
-                    <nav class="header-links" aria-label="Trang">
-                        <a class="header-link" href="/bookings">"Đặt chỗ của tôi"</a>
+                    <h1>{t("Đặt bàn cùng trợ lý", "Book a table with an assistant")}</h1>
+                    <nav class="header-links" aria-label=t("Trang", "Pages")>
+                        <a class="header-link" href="/bookings">{t("Đặt chỗ của tôi", "My bookings")}</a>
                         <button
                             type="button"
                             class="new-conversation"
                             on:click=move |_| chat.new_conversation()
                         >
-                            "Cuộc trò chuyện mới"
+                            {t("Cuộc trò chuyện mới", "New conversation")}
                         </button>
                     </nav>
+                    <LangSwitch/>
                 </div>
                 <Show
                     when=picking
@@ -100,8 +143,8 @@ pub fn ChatPage() -> impl IntoView {
                                 class="assistant-current"
                                 data-assistant=move || chat.assistant.get().as_str()
                             >
-                                "Trợ lý: "
-                                <strong>{move || chat.assistant.get().label()}</strong>
+                                {t("Trợ lý: ", "Assistant: ")}
+                                <strong>{move || labels::assistant(lang(), chat.assistant.get())}</strong>
                             </p>
                         })
                     }
@@ -110,12 +153,14 @@ pub fn ChatPage() -> impl IntoView {
                 </Show>
                 <p class="tagline">{move || copy().tagline}</p>
             </header>
-            <section class="messages" aria-label="Cuộc trò chuyện" aria-live="polite">
+            <section class="messages" aria-label=t("Cuộc trò chuyện", "Conversation") aria-live="polite">
                 <Show
                     when=move || has_messages() || chat.loading.get()
                     fallback=move || view! {
                         <p class="empty-state">
-                            "Chưa có tin nhắn nào. Hãy thử: “" {move || copy().example} "”."
+                            {t("Chưa có tin nhắn nào. Hãy thử: “", "No messages yet. Try: “")}
+                            {move || copy().example}
+                            "”."
                         </p>
                     }
                 >
@@ -128,11 +173,15 @@ pub fn ChatPage() -> impl IntoView {
                     </ol>
                 </Show>
                 <Show when=move || chat.loading.get()>
-                    <p class="loading-note" role="status">"Đang tải cuộc trò chuyện…"</p>
+                    <p class="loading-note" role="status">
+                        {t("Đang tải cuộc trò chuyện…", "Loading the conversation…")}
+                    </p>
                 </Show>
                 <Show when=move || chat.streaming.get()>
                     <div class="typing" role="status">
-                        <span class="visually-hidden">"Trợ lý đang trả lời…"</span>
+                        <span class="visually-hidden">
+                            {t("Trợ lý đang trả lời…", "The assistant is answering…")}
+                        </span>
                         <span class="typing-dot" aria-hidden="true"></span>
                         <span class="typing-dot" aria-hidden="true"></span>
                         <span class="typing-dot" aria-hidden="true"></span>
@@ -140,7 +189,7 @@ pub fn ChatPage() -> impl IntoView {
                 </Show>
             </section>
             <form class="composer" on:submit=on_submit>
-                <label class="visually-hidden" for="message">"Tin nhắn"</label>
+                <label class="visually-hidden" for="message">{t("Tin nhắn", "Message")}</label>
                 <textarea
                     id="message"
                     name="message"
@@ -157,10 +206,10 @@ pub fn ChatPage() -> impl IntoView {
                         class="stop"
                         on:click=move |_| chat.stop()
                     >
-                        "Dừng"
+                        {t("Dừng", "Stop")}
                     </button>
                 </Show>
-                <button type="submit" disabled=move || !can_send()>"Gửi"</button>
+                <button type="submit" disabled=move || !can_send()>{t("Gửi", "Send")}</button>
             </form>
             {move || chat.error.get().map(|message| view! {
                 <p class="notice notice-error composer-error" role="alert">{message}</p>
@@ -177,7 +226,7 @@ fn AssistantPicker(chat: ChatState) -> impl IntoView {
     let initial = chat.assistant.get_untracked();
     view! {
         <fieldset class="assistant-picker">
-            <legend>"Chọn trợ lý"</legend>
+            <legend>{t("Chọn trợ lý", "Choose an assistant")}</legend>
             {Assistant::ALL
                 .into_iter()
                 .map(|assistant| {
@@ -191,7 +240,7 @@ fn AssistantPicker(chat: ChatState) -> impl IntoView {
                                 prop:checked=move || chat.assistant.get() == assistant
                                 on:change=move |_| chat.assistant.set(assistant)
                             />
-                            <span>{assistant.label()}</span>
+                            <span>{labels::assistant(lang(), assistant)}</span>
                         </label>
                     }
                 })
@@ -209,22 +258,37 @@ struct AssistantCopy {
 }
 
 impl AssistantCopy {
-    fn of(assistant: Assistant) -> Self {
-        match assistant {
-            Assistant::Restaurant => Self {
+    fn of(lang: Lang, assistant: Assistant) -> Self {
+        match (assistant, lang) {
+            (Assistant::Restaurant, Lang::Vi) => Self {
                 tagline: "Hỏi thời tiết, tìm nhà hàng và đặt bàn — mọi thao tác đều cần bạn xác nhận.",
                 placeholder: "Hỏi thời tiết, tìm nhà hàng hoặc đặt bàn…",
                 example: "Đặt bàn cho 4 người ở Hà Nội tối mai lúc 19:00",
             },
-            Assistant::Gifts => Self {
+            (Assistant::Restaurant, Lang::En) => Self {
+                tagline: "Ask about the weather, find restaurants and book a table — nothing is done without your confirmation.",
+                placeholder: "Ask about the weather, find a restaurant or book a table…",
+                example: "Book a table for 4 in Hanoi tomorrow at 19:00",
+            },
+            (Assistant::Gifts, Lang::Vi) => Self {
                 tagline: "Gợi ý quà theo người nhận, sở thích và ngân sách. Thanh toán chỉ là giả lập và luôn cần bạn xác nhận.",
                 placeholder: "Quà cho ai, họ thích gì, ngân sách bao nhiêu?…",
                 example: "Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu",
             },
-            Assistant::Shipping => Self {
+            (Assistant::Gifts, Lang::En) => Self {
+                tagline: "Gift ideas by recipient, interests and budget. Payment is only simulated and always needs your confirmation.",
+                placeholder: "Who is it for, what do they like, what is the budget?…",
+                example: "Gift ideas for my mother who loves gardening under 1,000,000 VND",
+            },
+            (Assistant::Shipping, Lang::Vi) => Self {
                 tagline: "Báo giá giao hàng bằng công thức minh hoạ — đơn vị DEMO không phải tiền thật.",
                 placeholder: "Nội thành hay liên tỉnh, nặng bao nhiêu kg?…",
                 example: "Báo giá giao hàng nội thành 2 kg",
+            },
+            (Assistant::Shipping, Lang::En) => Self {
+                tagline: "Shipping quotes from an illustrative formula — DEMO is not real money.",
+                placeholder: "Local or regional, and how many kg?…",
+                example: "Shipping quote for a local 2 kg parcel",
             },
         }
     }
@@ -273,30 +337,50 @@ fn PartAt(message: RwSignal<Message>, index: usize) -> impl IntoView {
     move || part.get().map(render_part)
 }
 
-/// The notice under an assistant message saying how its run ended.
-fn status_notice(status: RunStatus) -> Option<PartView> {
-    let (key, text, tone) = match status {
+/// What the notice of a run's end says: its key, its sentence and its tone; nothing for a
+/// run that simply completed.
+fn status_text(
+    lang: Lang,
+    status: RunStatus,
+) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match status {
         RunStatus::Completed => return None,
-        RunStatus::AwaitingApproval => {
-            ("awaiting-approval", "Đang chờ bạn xác nhận.", "notice-info")
-        }
+        RunStatus::AwaitingApproval => (
+            "awaiting-approval",
+            lang.pick("Đang chờ bạn xác nhận.", "Waiting for your confirmation."),
+            "notice-info",
+        ),
         RunStatus::StepLimit => (
             "step-limit",
-            "Trợ lý dừng lại vì đã dùng quá nhiều bước. Kết quả có thể chưa đầy đủ.",
+            lang.pick(
+                "Trợ lý dừng lại vì đã dùng quá nhiều bước. Kết quả có thể chưa đầy đủ.",
+                "The assistant stopped because it took too many steps. The answer may be incomplete.",
+            ),
             "notice-warning",
         ),
         RunStatus::TooManyToolErrors => (
             "too-many-tool-errors",
-            "Trợ lý dừng lại vì công cụ lỗi quá nhiều lần.",
+            lang.pick(
+                "Trợ lý dừng lại vì công cụ lỗi quá nhiều lần.",
+                "The assistant stopped because its tools failed too many times.",
+            ),
             "notice-warning",
         ),
-        RunStatus::Stopped => ("stopped", "Đã dừng.", "notice-muted"),
+        RunStatus::Stopped => ("stopped", lang.pick("Đã dừng.", "Stopped."), "notice-muted"),
         RunStatus::Error => (
             "error",
-            "Có lỗi khi tạo câu trả lời. Vui lòng thử lại.",
+            lang.pick(
+                "Có lỗi khi tạo câu trả lời. Vui lòng thử lại.",
+                "Something went wrong while writing the answer. Please try again.",
+            ),
             "notice-error",
         ),
-    };
+    })
+}
+
+/// The notice under an assistant message saying how its run ended.
+fn status_notice(status: RunStatus) -> Option<PartView> {
+    let (key, text, tone) = status_text(lang(), status)?;
     Some(
         view! {
             <p class=format!("notice run-status {tone}") data-status=key role="status">
@@ -305,4 +389,54 @@ fn status_notice(status: RunStatus) -> Option<PartView> {
         }
         .into_part_view(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Letters only Vietnamese writes: English copy has none.
+    fn has_vietnamese_letters(text: &str) -> bool {
+        text.chars().any(|c| {
+            "àáảãạăằắẳẵặâầấẩẫậèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợùúủũụưừứửữựỳýỷỹỵđ"
+                .contains(c.to_lowercase().next().unwrap_or(c))
+        })
+    }
+
+    #[test]
+    fn every_run_end_is_said_in_both_languages() {
+        let statuses = [
+            RunStatus::AwaitingApproval,
+            RunStatus::StepLimit,
+            RunStatus::TooManyToolErrors,
+            RunStatus::Stopped,
+            RunStatus::Error,
+        ];
+        for status in statuses {
+            let vi = status_text(Lang::Vi, status);
+            let en = status_text(Lang::En, status);
+            let ((key, vi, tone), (same_key, en, same_tone)) = (vi.unwrap(), en.unwrap());
+            assert_eq!((key, tone), (same_key, same_tone));
+            assert_ne!(vi, en, "{key}");
+            assert!(has_vietnamese_letters(vi), "{key}: {vi}");
+            assert!(!has_vietnamese_letters(en), "{key}: {en}");
+        }
+        assert_eq!(status_text(Lang::En, RunStatus::Completed), None);
+    }
+
+    #[test]
+    fn every_assistant_has_its_copy_in_both_languages() {
+        for assistant in Assistant::ALL {
+            let vi = AssistantCopy::of(Lang::Vi, assistant);
+            let en = AssistantCopy::of(Lang::En, assistant);
+            for (vi, en) in [
+                (vi.tagline, en.tagline),
+                (vi.placeholder, en.placeholder),
+                (vi.example, en.example),
+            ] {
+                assert_ne!(vi, en);
+                assert!(!has_vietnamese_letters(en), "{en}");
+            }
+        }
+    }
 }

@@ -28,17 +28,36 @@ pub struct ClientError {
 }
 
 impl ClientError {
-    fn local(message: &str) -> Self {
+    /// A failure of the browser's side, said in the page's language (`(vi, en)`).
+    fn local(message: (&'static str, &'static str)) -> Self {
         Self {
             status: None,
-            message: message.to_owned(),
+            message: pair(message).to_owned(),
         }
     }
 }
 
-const NETWORK_ERROR: &str = "Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.";
-const INTERRUPTED: &str = "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại.";
-const BROWSER_ERROR: &str = "Trình duyệt không hỗ trợ thao tác này.";
+/// A sentence of a `(vi, en)` pair in the page's language.
+fn pair((vi, en): (&'static str, &'static str)) -> &'static str {
+    crate::i18n::t(vi, en)
+}
+
+const NETWORK_ERROR: (&str, &str) = (
+    "Không kết nối được máy chủ. Vui lòng kiểm tra mạng và thử lại.",
+    "Cannot reach the server. Check your connection and try again.",
+);
+const INTERRUPTED: (&str, &str) = (
+    "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại.",
+    "The connection broke while the assistant was answering. Please try again.",
+);
+const BROWSER_ERROR: (&str, &str) = (
+    "Trình duyệt không hỗ trợ thao tác này.",
+    "This browser cannot do that.",
+);
+const UNREADABLE: (&str, &str) = (
+    "Máy chủ trả về dữ liệu không đọc được.",
+    "The server sent an answer that cannot be read.",
+);
 
 /// How a stream ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,7 +252,7 @@ pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, ClientError> 
             leptos::logging::warn!("datban: unreadable answer from {url}: {error}");
             ClientError {
                 status: Some(response.status()),
-                message: "Máy chủ trả về dữ liệu không đọc được.".to_owned(),
+                message: pair(UNREADABLE).to_owned(),
             }
         })
 }
@@ -253,8 +272,16 @@ pub async fn send_json<T: DeserializeOwned>(
         .and_then(serde_json::from_value)
         .map_err(|_| ClientError {
             status: Some(response.status()),
-            message: "Máy chủ trả về dữ liệu không đọc được.".to_owned(),
+            message: pair(UNREADABLE).to_owned(),
         })
+}
+
+/// `GET url`: the body of a 2xx answer as text.
+pub async fn get_text(url: &str) -> Result<String, ClientError> {
+    let response = fetch("GET", url, None, "application/json").await?;
+    response_text(&response)
+        .await
+        .ok_or_else(|| ClientError::local(INTERRUPTED))
 }
 
 /// Leaves the page for `url` (another site: the connected app's redirect URI).
@@ -299,26 +326,25 @@ async fn fetch(
         let body = response_text(&response).await.unwrap_or_default();
         return Err(ClientError {
             status: Some(status),
-            message: api::error_message(status, &body, document_lang()),
+            message: api::error_message(status, &body, crate::i18n::lang()),
         });
     }
     Ok(response)
 }
 
-/// The page's language as the server rendered it (`<html lang>`), for sentences made
-/// outside any component (a failed request's notice).
-pub fn document_lang() -> shared::lang::Lang {
-    web_sys::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.document_element())
-        .and_then(|root| root.get_attribute("lang"))
-        .and_then(|tag| shared::lang::Lang::parse(&tag))
-        .unwrap_or_default()
-}
-
 async fn response_text(response: &Response) -> Option<String> {
     let promise = response.text().ok()?;
     JsFuture::from(promise).await.ok()?.as_string()
+}
+
+/// The page's path and query as the address bar shows them (`/?c=…`).
+pub fn current_path() -> Option<String> {
+    let location = web_sys::window()?.location();
+    Some(format!(
+        "{}{}",
+        location.pathname().ok()?,
+        location.search().ok()?
+    ))
 }
 
 /// The page URL's query parameter `name`, when present and not empty.

@@ -2,15 +2,16 @@
 //! OAuth: the consent page at `/oauth/consent?request=…` that `GET /oauth/authorize` sends
 //! the browser to, and the list of connected apps on the bookings page.
 //!
-//! Both read their data in the browser, like the bookings list: the server renders only a
-//! loading line, so the page hydrates the same whatever the data and the language turn
-//! out to be. The language is the server's choice from `Accept-Language` (Vietnamese
-//! unless the browser prefers English), sent with the data.
+//! Both read their data in the browser: the server renders only a loading line, so the
+//! page hydrates the same whatever the data turns out to be. The language is the page's
+//! ([`crate::i18n::lang`]: the switch's cookie, else `Accept-Language`).
 #![cfg_attr(not(feature = "hydrate"), allow(dead_code, unused_variables))]
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 use serde_json::Value;
+
+use crate::i18n::{lang, t, Lang, LangSwitch};
 
 // The answers are read from a parsed `Value` by hand, not with derived `Deserialize`: each
 // derive adds its own visitor code to the hydrate bundle (see README, "Hydrate bundle").
@@ -44,7 +45,6 @@ struct ConsentRequest {
     scopes: Vec<String>,
     assistant: String,
     redirect_host: String,
-    lang: String,
 }
 
 impl ConsentRequest {
@@ -55,7 +55,6 @@ impl ConsentRequest {
             scopes: texts(value, "scopes"),
             assistant: text(value, "assistant"),
             redirect_host: text(value, "redirectHost"),
-            lang: text(value, "lang"),
         }
     }
 }
@@ -64,7 +63,6 @@ impl ConsentRequest {
 #[derive(Debug, Clone, PartialEq)]
 struct ConnectionList {
     connections: Vec<Connection>,
-    lang: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,33 +95,7 @@ impl ConnectionList {
                     .collect()
             })
             .unwrap_or_default();
-        Self {
-            connections,
-            lang: text(value, "lang"),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lang {
-    Vi,
-    En,
-}
-
-impl Lang {
-    fn of(code: &str) -> Self {
-        if code == "en" {
-            Lang::En
-        } else {
-            Lang::Vi
-        }
-    }
-
-    fn pick(self, vi: &'static str, en: &'static str) -> &'static str {
-        match self {
-            Lang::Vi => vi,
-            Lang::En => en,
-        }
+        Self { connections }
     }
 }
 
@@ -216,20 +188,29 @@ pub fn ConsentPage() -> impl IntoView {
 
     let body = move || match load.get() {
         Load::Loading => view! {
-            <p class="loading-note" role="status" aria-busy="true">"Đang tải… · Loading…"</p>
+            <p class="loading-note" role="status" aria-busy="true">{t("Đang tải…", "Loading…")}</p>
         }
         .into_any(),
         Load::Failed(message) => view! {
             <div class="notice notice-error" role="alert">
-                <p class="notice-title">"Yêu cầu kết nối không còn hiệu lực"</p>
-                <p lang="en">"This connection request has expired or was already answered."</p>
-                <p>"Hãy bắt đầu lại từ ứng dụng muốn kết nối. · Start again from the app."</p>
+                <p class="notice-title">
+                    {t(
+                        "Yêu cầu kết nối không còn hiệu lực",
+                        "This connection request has expired or was already answered.",
+                    )}
+                </p>
+                <p>
+                    {t(
+                        "Hãy bắt đầu lại từ ứng dụng muốn kết nối.",
+                        "Start again from the app you want to connect.",
+                    )}
+                </p>
                 <p class="notice-message">{message}</p>
             </div>
         }
         .into_any(),
         Load::Loaded(request) => {
-            let lang = Lang::of(&request.lang);
+            let lang = lang();
             let (before, after) = question(lang, &request.assistant);
             let scopes = request
                 .scopes
@@ -247,7 +228,7 @@ pub fn ConsentPage() -> impl IntoView {
                 ),
             };
             view! {
-                <div class="consent" lang=request.lang.clone()>
+                <div class="consent">
                     <h2 class="consent-question">
                         {before}<strong class="consent-client">{request.client_name.clone()}</strong>{after}
                     </h2>
@@ -274,14 +255,15 @@ pub fn ConsentPage() -> impl IntoView {
     };
 
     view! {
-        <Title text="Kết nối ứng dụng — datban"/>
+        <Title text=t("Kết nối ứng dụng — datban", "Connect an app — datban")/>
         <main class="chat consent-page" data-hydrated=move || hydrated.get().to_string()>
             <header class="chat-header">
                 <div class="chat-header-row">
-                    <h1>"Kết nối ứng dụng · Connect an app"</h1>
+                    <h1>{t("Kết nối ứng dụng", "Connect an app")}</h1>
+                    <LangSwitch/>
                 </div>
             </header>
-            <section aria-label="Kết nối ứng dụng">{body}</section>
+            <section aria-label=t("Kết nối ứng dụng", "Connect an app")>{body}</section>
         </main>
     }
 }
@@ -289,8 +271,7 @@ pub fn ConsentPage() -> impl IntoView {
 /// A stored UTC time (`YYYY-MM-DDTHH:MM:SS.mmmZ`) as the person reads it, in Việt Nam
 /// time: read by position, since the server always writes that one form (chrono's
 /// parser would add to the bundle).
-fn when(stored: &str) -> String {
-    use chrono::Timelike;
+fn when(lang: Lang, stored: &str) -> String {
     let number = |range: std::ops::Range<usize>| stored.get(range)?.parse::<u32>().ok();
     let at = (|| {
         let date = chrono::NaiveDate::from_ymd_opt(
@@ -303,11 +284,16 @@ fn when(stored: &str) -> String {
     let Some(at) = at.map(|at| at + chrono::Duration::hours(7)) else {
         return String::new();
     };
+    // In Việt Nam time, written as that offset, so the clock reads as it does there.
+    let Some(at) = chrono::FixedOffset::east_opt(7 * 3600)
+        .and_then(|offset| at.and_local_timezone(offset).single())
+    else {
+        return String::new();
+    };
     format!(
-        "{:02}:{:02} {}",
-        at.hour(),
-        at.minute(),
-        crate::format::day_month_year(at.date())
+        "{} {}",
+        crate::format::time_hm(lang, &at),
+        crate::format::day_month_year(lang, at.date_naive())
     )
 }
 
@@ -353,7 +339,7 @@ pub fn ConnectedApps() -> impl IntoView {
         if list.connections.is_empty() {
             return ().into_any();
         }
-        let lang = Lang::of(&list.lang);
+        let lang = lang();
         let items = list
             .connections
             .into_iter()
@@ -367,13 +353,13 @@ pub fn ConnectedApps() -> impl IntoView {
                 let connected = format!(
                     "{} {}",
                     lang.pick("Kết nối lúc", "Connected"),
-                    when(&connection.connected_at)
+                    when(lang, &connection.connected_at)
                 );
                 let used = connection.last_used_at.as_deref().map(|at| {
                     format!(
                         "{} {}",
                         lang.pick(" · dùng lần cuối", " · last used"),
-                        when(at)
+                        when(lang, at)
                     )
                 });
                 let id = connection.id.clone();
@@ -410,8 +396,15 @@ mod tests {
 
     #[test]
     fn stored_times_read_in_vietnam_time() {
-        assert_eq!(when("2026-11-29T20:05:00.000Z"), "03:05 30/11/2026");
-        assert_eq!(when("garbage"), "");
+        assert_eq!(
+            when(Lang::Vi, "2026-11-29T20:05:00.000Z"),
+            "03:05 30/11/2026"
+        );
+        assert_eq!(
+            when(Lang::En, "2026-11-29T20:05:00.000Z"),
+            "3:05 AM 30 Nov 2026"
+        );
+        assert_eq!(when(Lang::Vi, "garbage"), "");
     }
 
     #[test]
@@ -422,7 +415,6 @@ mod tests {
             "lang": "en",
         });
         let list = ConnectionList::read(&value);
-        assert_eq!(list.lang, "en");
         assert_eq!(list.connections[0].client_name, "Claude");
         assert_eq!(list.connections[0].last_used_at, None);
     }

@@ -4,8 +4,9 @@
 //! the site build (`xtask/src/site.rs`) into `pkg/split_<chunk>.wasm`, together with
 //! everything only it reaches; calling it fetches that file once, then runs the function.
 //! The parts of the gifts and shipping assistants and of the person's own bookings (the
-//! list, the cancellation form, the `/bookings` page's list) are such chunks: the chat
-//! with the restaurant assistant, what most visits show, stays in the main bundle.
+//! list and the cancellation form in the chat) are such chunks: the chat with the
+//! restaurant assistant, what most visits show, stays in the main bundle, and so does the
+//! `/bookings` page's list, which the server renders and the browser hydrates.
 //!
 //! On the server, and in any build that is not wasm, such a function is called directly.
 
@@ -17,6 +18,7 @@ use std::{
 use leptos::prelude::*;
 
 use crate::{
+    i18n::t,
     parts::skeleton,
     view::{IntoPartView, PartView},
 };
@@ -62,7 +64,7 @@ where
                 view
             });
             view! {
-                {move || loading.get().then(|| skeleton("Đang tải…".to_owned(), None))}
+                {move || loading.get().then(|| skeleton(t("Đang tải…", "Loading…").to_owned(), None))}
                 {view}
             }
             .into_part_view()
@@ -70,37 +72,29 @@ where
     }
 }
 
-/// Starts loading a chunk ahead of its first use, so its fetch overlaps other waiting (a
-/// page's own request); a failure is shown when the view itself is asked for.
-pub fn preload<F>(load: impl FnOnce() -> F + 'static)
-where
-    F: Future<Output = Result<(), wasm_split_helpers::SplitLoaderError>> + 'static,
-{
-    #[cfg(feature = "hydrate")]
-    leptos::task::spawn_local(async move {
-        let _ = load().await;
-    });
-    #[cfg(not(feature = "hydrate"))]
-    drop(load);
-}
-
 /// Said in place of a view whose code could not be loaded: the page itself still works.
 pub fn chunk_notice() -> PartView {
     view! {
         <div class="notice notice-error chunk-error" role="alert" data-testid="chunk-error">
-            <p class="notice-title">"Không tải được phần hiển thị này"</p>
+            <p class="notice-title">
+                {t("Không tải được phần hiển thị này", "This part of the page could not be loaded")}
+            </p>
             <p class="notice-message">
-                "Có thể mạng đang chập chờn. Nội dung vẫn được lưu; tải lại trang để xem."
+                {t(
+                    "Có thể mạng đang chập chờn. Nội dung vẫn được lưu; tải lại trang để xem.",
+                    "The network may be unreliable. Nothing is lost; reload the page to see it.",
+                )}
             </p>
             <button type="button" class="retry-button" on:click=|_| reload_page()>
-                "Tải lại trang"
+                {t("Tải lại trang", "Reload the page")}
             </button>
         </div>
     }
     .into_part_view()
 }
 
-fn reload_page() {
+/// Reloads the page (the server renders it again).
+pub(crate) fn reload_page() {
     #[cfg(feature = "hydrate")]
     if let Some(window) = web_sys::window() {
         // Nothing more to do if even a reload cannot start.

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
-    StaticSegment,
+    SsrMode, StaticSegment,
 };
 
 mod api;
@@ -19,7 +19,10 @@ mod chat;
 mod client;
 mod connect;
 mod format;
+pub mod i18n;
+mod labels;
 mod lazy;
+pub mod page_data;
 mod parts;
 mod sse;
 mod state;
@@ -33,14 +36,24 @@ pub use connect::{ConnectedApps, ConsentPage};
 pub const OUTPUT_NAME: &str = "datban";
 
 /// The whole HTML document; the server renders it around [`App`].
+///
+/// `<html lang>` is the request's language ([`i18n::lang`]): the browser reads it back
+/// before hydrating, so both render the same words.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let lang = i18n::lang();
     view! {
         <!DOCTYPE html>
-        <html lang="vi">
+        <html lang=lang.code()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <meta name="description" content="Đặt bàn nhà hàng bằng cách trò chuyện với trợ lý."/>
+                <meta
+                    name="description"
+                    content=lang.pick(
+                        "Đặt bàn nhà hàng bằng cách trò chuyện với trợ lý.",
+                        "Book a restaurant table by chatting with an assistant.",
+                    )
+                />
                 <link rel="icon" href="/favicon.ico"/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
@@ -60,11 +73,14 @@ pub fn App() -> impl IntoView {
 
     view! {
         <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
-        <Title text="datban — Đặt bàn cùng trợ lý"/>
+        <Title text=i18n::t("datban — Đặt bàn cùng trợ lý", "datban — Book a table with an assistant")/>
         <Router>
             <Routes fallback=NotFound>
-                <Route path=StaticSegment("") view=ChatPage/>
-                <Route path=StaticSegment("bookings") view=BookingsPage/>
+                // Rendered whole once their data is read (`page_data`): the HTML holds the
+                // conversation or the bookings, for a first paint and a page without
+                // JavaScript alike (streamed, they would wait for a script to be moved in).
+                <Route path=StaticSegment("") view=ChatPage ssr=SsrMode::Async/>
+                <Route path=StaticSegment("bookings") view=BookingsPage ssr=SsrMode::Async/>
                 <Route path=(StaticSegment("oauth"), StaticSegment("consent")) view=ConsentPage/>
             </Routes>
         </Router>
@@ -77,10 +93,12 @@ fn NotFound() -> impl IntoView {
     if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
         response.set_status(http::StatusCode::NOT_FOUND);
     }
+    let t = i18n::t;
     view! {
         <main class="not-found">
-            <h1>"Không tìm thấy trang"</h1>
-            <p><a href="/">"Về trang trò chuyện"</a></p>
+            <i18n::LangSwitch/>
+            <h1>{t("Không tìm thấy trang", "Page not found")}</h1>
+            <p><a href="/">{t("Về trang trò chuyện", "Back to the chat")}</a></p>
         </main>
     }
 }

@@ -229,7 +229,11 @@ impl ChatState {
         }
         let Some(conversation_id) = self.conversation_id.get_untracked() else {
             self.error.set(Some(
-                "Không tìm thấy cuộc trò chuyện của yêu cầu này.".to_owned(),
+                crate::i18n::t(
+                    "Không tìm thấy cuộc trò chuyện của yêu cầu này.",
+                    "The conversation of this request cannot be found.",
+                )
+                .to_owned(),
             ));
             return false;
         };
@@ -281,8 +285,51 @@ impl ChatState {
         crate::client::replace_url("/");
     }
 
+    /// Takes the assistant the server stored with the conversation; an unknown name
+    /// (a newer server) keeps the current one rather than guessing.
+    fn set_assistant(&self, name: Option<&str>) {
+        if let Some(assistant) = name.and_then(Assistant::parse) {
+            self.assistant.set(assistant);
+        }
+    }
+
+    /// Shows conversation `requested` as the page was given it (`fetched`, see
+    /// `crate::page_data`): its messages, or why it could not be read. The same on the
+    /// server and in the hydrating browser; what only the browser does is left in the
+    /// answer, for [`ChatState::after_open`].
+    pub fn open(&self, requested: String, fetched: crate::page_data::Fetched) -> Opened {
+        match crate::page_data::parse::<crate::api::Conversation>(fetched) {
+            Ok(conversation) => {
+                self.set_assistant(conversation.assistant.as_deref());
+                self.set_messages(conversation.messages);
+                let path =
+                    (conversation.id != requested).then(|| conversation_path(&conversation.id));
+                self.conversation_id.set(Some(conversation.id));
+                Opened {
+                    path,
+                    running: conversation.running,
+                }
+            }
+            Err((status, message)) => {
+                // Not ours or gone: start afresh rather than post into it.
+                let gone = status == Some(404);
+                self.conversation_id.set((!gone).then_some(requested));
+                self.error.set(Some(format!(
+                    "{}{message}",
+                    crate::i18n::t(
+                        "Không tải được cuộc trò chuyện: ",
+                        "Could not load the conversation: "
+                    )
+                )));
+                Opened {
+                    path: gone.then(|| "/".to_owned()),
+                    running: None,
+                }
+            }
+        }
+    }
+
     /// Replaces the list with `messages`.
-    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
     fn set_messages(&self, messages: Vec<Message>) {
         let entries = messages
             .into_iter()
@@ -454,7 +501,7 @@ impl ChatState {
     /// (204), the stored conversation says how the reply ended.
     async fn reattach(self, mut follow: Follow, generation: u64) -> Result<(), StreamFailure> {
         let Some(conversation_id) = self.conversation_id.get_untracked() else {
-            return Err(StreamFailure::Interrupted(INTERRUPTED.to_owned()));
+            return Err(StreamFailure::Interrupted(interrupted()));
         };
         for delay in REATTACH_DELAYS_MS {
             if delay > 0 {
@@ -494,7 +541,22 @@ impl ChatState {
                 Err(_) => {}
             }
         }
-        Err(StreamFailure::Interrupted(INTERRUPTED.to_owned()))
+        Err(StreamFailure::Interrupted(interrupted()))
+    }
+
+    /// What the browser does once it shows a conversation the page was given: the address
+    /// names the conversation it is, the newest message is in view, and a reply still being
+    /// written goes on growing.
+    pub fn after_open(self, opened: Opened) {
+        if let Some(path) = opened.path {
+            crate::client::replace_url(&path);
+        }
+        if self.entries.with_untracked(|entries| !entries.is_empty()) {
+            crate::client::scroll_to_page_end();
+        }
+        if let Some(running) = opened.running {
+            self.follow_running(running, self.generation.get_value());
+        }
     }
 
     /// After loading a conversation whose last reply is still being written: shows it
@@ -605,55 +667,6 @@ impl ChatState {
             }
         }
     }
-
-    /// Takes the assistant the server stored with the conversation; an unknown name
-    /// (a newer server) keeps the current one rather than guessing.
-    fn set_assistant(&self, name: Option<&str>) {
-        if let Some(assistant) = name.and_then(Assistant::parse) {
-            self.assistant.set(assistant);
-        }
-    }
-
-    /// Loads conversation `id` (from the URL) and shows its messages.
-    pub fn load(self, id: String) {
-        self.loading.set(true);
-        self.conversation_id.set(Some(id.clone()));
-        let generation = self.generation.get_value();
-        leptos::task::spawn_local(async move {
-            let url = crate::api::conversation_url(&id);
-            let result = crate::client::get_json::<crate::api::Conversation>(&url).await;
-            if !self.current(generation) {
-                return;
-            }
-            match result {
-                Ok(conversation) => {
-                    self.set_assistant(conversation.assistant.as_deref());
-                    self.set_messages(conversation.messages);
-                    crate::client::scroll_to_page_end();
-                    if conversation.id != id {
-                        crate::client::replace_url(&conversation_path(&conversation.id));
-                    }
-                    self.conversation_id.set(Some(conversation.id));
-                    // Reloaded while the reply was being written: pick it up.
-                    if let Some(running) = conversation.running {
-                        self.follow_running(running, generation);
-                    }
-                }
-                Err(error) => {
-                    if error.status == Some(404) {
-                        // Not ours or gone: start afresh rather than post into it.
-                        self.conversation_id.set(None);
-                        crate::client::replace_url("/");
-                    }
-                    self.error.set(Some(format!(
-                        "Không tải được cuộc trò chuyện: {}",
-                        error.message
-                    )));
-                }
-            }
-            self.loading.set(false);
-        });
-    }
 }
 
 /// What a page that lost a reply's stream knows about the run writing it.
@@ -685,7 +698,16 @@ impl Follow {
 const REATTACH_DELAYS_MS: [u32; 5] = [0, 500, 1000, 2000, 4000];
 
 #[cfg(feature = "hydrate")]
-const INTERRUPTED: &str = "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại.";
+const INTERRUPTED: (&str, &str) = (
+    "Kết nối bị gián đoạn khi trợ lý đang trả lời. Vui lòng thử lại.",
+    "The connection broke while the assistant was answering. Please try again.",
+);
+
+/// [`INTERRUPTED`] in the page's language.
+#[cfg(feature = "hydrate")]
+fn interrupted() -> String {
+    crate::i18n::t(INTERRUPTED.0, INTERRUPTED.1).to_owned()
+}
 
 #[cfg(feature = "hydrate")]
 enum StreamFailure {
@@ -698,8 +720,18 @@ enum StreamFailure {
     Interrupted(String),
 }
 
-/// `/?c=<id>`.
+/// What is left to do in the browser after [`ChatState::open`].
+#[derive(Debug, Clone)]
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+pub struct Opened {
+    /// The address to show instead of the one asked for (`/` for a conversation that is
+    /// not there).
+    path: Option<String>,
+    /// The reply still being written, to follow.
+    running: Option<crate::api::RunningReply>,
+}
+
+/// `/?c=<id>`.
 pub fn conversation_path(id: &str) -> String {
     format!("/?c={}", crate::api::encode_component(id))
 }

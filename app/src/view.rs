@@ -1,14 +1,28 @@
 //! [`PartView`]: the type-erased view of a message part.
 //!
-//! On the server it is Leptos's `AnyView`. In the browser it is an erased view that can
-//! only be built and rebuilt, never hydrated: the server renders no message parts (a
-//! conversation is loaded in the browser, the bookings list too), so the hydration code an
-//! `AnyView` carries for every type it erases — twice, sync and async — is dead weight,
-//! and for the parts it was about a third of the hydrate bundle.
+//! On the server it is Leptos's `AnyView`, its HTML between two comments (`<!--dp-->` …
+//! `<!--/dp-->`). In the browser it is an erased view that is only ever built, never
+//! hydrated: the hydration code an `AnyView` carries for every type it erases — twice,
+//! sync and async — is dead weight, and for the parts it was about a third of the hydrate
+//! bundle. Where the server rendered one (a stored conversation, rendered with the page so
+//! it is there on first paint and without JavaScript), hydrating it builds the part afresh
+//! and puts it in place of what lies between the comments.
+
+/// The comments around a part's server HTML.
+const START: &str = "dp";
+const END: &str = "/dp";
 
 #[cfg(any(not(feature = "hydrate"), feature = "ssr"))]
 mod imp {
     use leptos::prelude::{AnyView, IntoAny};
+    use leptos::tachys::{
+        html::attribute::{any_attribute::AnyAttribute, Attribute},
+        hydration::Cursor,
+        ssr::StreamBuilder,
+        view::{add_attr::AddAnyAttr, Position, PositionState, Render, RenderHtml},
+    };
+
+    use super::{END, START};
 
     /// A message part's view, of any type.
     pub type PartView = AnyView;
@@ -19,9 +33,112 @@ mod imp {
         fn into_part_view(self) -> PartView;
     }
 
-    impl<T: IntoAny> IntoPartView for T {
+    impl<T: RenderHtml + 'static> IntoPartView for T
+    where
+        T::State: 'static,
+    {
         fn into_part_view(self) -> PartView {
-            self.into_any()
+            Marked(self).into_any()
+        }
+    }
+
+    /// A view whose HTML is written between the part comments, so the browser knows what
+    /// to replace with the part it builds.
+    pub struct Marked<T>(T);
+
+    impl<T: Render> Render for Marked<T> {
+        type State = T::State;
+
+        fn build(self) -> Self::State {
+            self.0.build()
+        }
+
+        fn rebuild(self, state: &mut Self::State) {
+            self.0.rebuild(state);
+        }
+    }
+
+    impl<T: RenderHtml> AddAnyAttr for Marked<T> {
+        type Output<SomeNewAttr: Attribute> = Marked<T>;
+
+        fn add_any_attr<NewAttr: Attribute>(self, _attr: NewAttr) -> Self::Output<NewAttr> {
+            self
+        }
+    }
+
+    fn comment(text: &str) -> String {
+        format!("<!--{text}-->")
+    }
+
+    impl<T: RenderHtml> RenderHtml for Marked<T> {
+        type AsyncOutput = Marked<T::AsyncOutput>;
+        type Owned = Marked<T::Owned>;
+
+        const MIN_LENGTH: usize = T::MIN_LENGTH;
+
+        fn dry_resolve(&mut self) {
+            self.0.dry_resolve();
+        }
+
+        async fn resolve(self) -> Self::AsyncOutput {
+            Marked(self.0.resolve().await)
+        }
+
+        fn html_len(&self) -> usize {
+            self.0.html_len() + START.len() + END.len() + 14
+        }
+
+        fn to_html_with_buf(
+            self,
+            buf: &mut String,
+            position: &mut Position,
+            escape: bool,
+            mark_branches: bool,
+            extra_attrs: Vec<AnyAttribute>,
+        ) {
+            buf.push_str(&comment(START));
+            // A comment separates what follows from a text before it.
+            *position = Position::NextChild;
+            self.0
+                .to_html_with_buf(buf, position, escape, mark_branches, extra_attrs);
+            buf.push_str(&comment(END));
+            *position = Position::NextChild;
+        }
+
+        fn to_html_async_with_buf<const OUT_OF_ORDER: bool>(
+            self,
+            buf: &mut StreamBuilder,
+            position: &mut Position,
+            escape: bool,
+            mark_branches: bool,
+            extra_attrs: Vec<AnyAttribute>,
+        ) where
+            Self: Sized,
+        {
+            buf.push_sync(&comment(START));
+            *position = Position::NextChild;
+            self.0.to_html_async_with_buf::<OUT_OF_ORDER>(
+                buf,
+                position,
+                escape,
+                mark_branches,
+                extra_attrs,
+            );
+            buf.push_sync(&comment(END));
+            *position = Position::NextChild;
+        }
+
+        fn hydrate<const FROM_SERVER: bool>(
+            self,
+            cursor: &Cursor,
+            position: &PositionState,
+        ) -> Self::State {
+            // Only the browser build hydrates, and there a part is the other `PartView`.
+            self.0.hydrate::<FROM_SERVER>(cursor, position)
+        }
+
+        fn into_owned(self) -> Self::Owned {
+            Marked(self.0.into_owned())
         }
     }
 }
@@ -36,6 +153,9 @@ mod imp {
         renderer::{types, Rndr},
         view::{Mountable, Position, PositionState, Render, RenderHtml},
     };
+    use wasm_bindgen::JsCast;
+
+    use super::{END, START};
 
     type Erased = Box<dyn Any + Send>;
 
@@ -73,6 +193,7 @@ mod imp {
                     type_id: TypeId::of::<T>(),
                     state,
                     placeholder,
+                    anchor: None,
                 }
             }
             fn rebuild<T: Render + 'static>(value: Erased, state: &mut PartViewState)
@@ -113,6 +234,9 @@ mod imp {
         type_id: TypeId,
         state: Box<dyn ErasedState>,
         placeholder: Option<types::Placeholder>,
+        /// The server's closing comment, for a part that replaced server HTML: it stays
+        /// after the part and goes with it.
+        anchor: Option<types::Placeholder>,
     }
 
     impl Mountable for PartViewState {
@@ -121,12 +245,18 @@ mod imp {
             if let Some(placeholder) = &mut self.placeholder {
                 placeholder.unmount();
             }
+            if let Some(anchor) = &mut self.anchor {
+                anchor.unmount();
+            }
         }
 
         fn mount(&mut self, parent: &types::Element, marker: Option<&types::Node>) {
             self.state.mount(parent, marker);
             if let Some(placeholder) = &mut self.placeholder {
                 placeholder.mount(parent, marker);
+            }
+            if let Some(anchor) = &mut self.anchor {
+                anchor.mount(parent, marker);
             }
         }
 
@@ -136,6 +266,10 @@ mod imp {
                     .placeholder
                     .as_ref()
                     .is_some_and(|placeholder| placeholder.insert_before_this(child))
+                || self
+                    .anchor
+                    .as_ref()
+                    .is_some_and(|anchor| anchor.insert_before_this(child))
         }
 
         fn elements(&self) -> Vec<types::Element> {
@@ -155,15 +289,50 @@ mod imp {
                 (self.rebuild)(self.value, state);
                 return;
             }
-            // Another type: the new view takes the old one's place.
+            // Another type: the new view takes the old one's place (and keeps the server's
+            // closing comment, if any, so the place stays marked).
             let mut new = self.build();
             state.insert_before_this(&mut new);
+            let anchor = state.anchor.take();
             state.unmount();
             *state = new;
+            state.anchor = anchor;
         }
     }
 
     leptos::tachys::no_attrs!(PartView);
+
+    fn is_comment(node: &web_sys::Node, text: &str) -> bool {
+        node.node_type() == web_sys::Node::COMMENT_NODE
+            && node.text_content().as_deref() == Some(text)
+    }
+
+    /// Removes the opening comment `start` and every node after it up to its closing
+    /// comment (parts nest: a tool part inside a message), and returns that comment; `None`
+    /// when there is none (then everything after `start` is gone too, as it was the part's).
+    fn remove_until_end(
+        parent: &web_sys::Element,
+        start: &web_sys::Node,
+    ) -> Option<types::Placeholder> {
+        let mut depth = 0usize;
+        let mut node = start.next_sibling();
+        // Nothing can be done if the browser refuses to remove a node; the part is still
+        // built and shown, only the old copy stays too.
+        let _ = parent.remove_child(start);
+        while let Some(current) = node {
+            if is_comment(&current, END) {
+                if depth == 0 {
+                    return current.dyn_into::<types::Placeholder>().ok();
+                }
+                depth -= 1;
+            } else if is_comment(&current, START) {
+                depth += 1;
+            }
+            node = current.next_sibling();
+            let _ = parent.remove_child(&current);
+        }
+        None
+    }
 
     impl RenderHtml for PartView {
         type AsyncOutput = Self;
@@ -190,13 +359,36 @@ mod imp {
 
         fn hydrate<const FROM_SERVER: bool>(
             self,
-            _cursor: &Cursor,
-            _position: &PositionState,
+            cursor: &Cursor,
+            position: &PositionState,
         ) -> Self::State {
-            // The server never renders a part, so there is nothing to hydrate; should that
-            // change, say so loudly rather than leave dead server HTML in the page.
-            leptos::logging::error!("datban: a message part was hydrated; it is built only");
-            self.build()
+            // The server wrote the part between `<!--dp-->` and `<!--/dp-->`: build the part
+            // afresh, put it before the closing comment and drop what was between, so the
+            // page shows the same part, now live.
+            if position.get() == Position::FirstChild {
+                cursor.child();
+            } else {
+                cursor.sibling();
+            }
+            position.set(Position::NextChild);
+            let start = cursor.current();
+            let (Some(parent), true) = (start.parent_element(), is_comment(&start, START)) else {
+                leptos::logging::error!("datban: a message part's server HTML is missing");
+                return self.build();
+            };
+            let Some(end) = remove_until_end(&parent, &start) else {
+                leptos::logging::error!("datban: a message part's server HTML is cut short");
+                return self.build();
+            };
+            let mut state = self.build();
+            let end_node: &web_sys::Node = end.as_ref();
+            state.state.mount(&parent, Some(end_node));
+            if let Some(placeholder) = &mut state.placeholder {
+                placeholder.mount(&parent, Some(end_node));
+            }
+            cursor.set(end_node.clone());
+            state.anchor = Some(end);
+            state
         }
 
         fn into_owned(self) -> Self::Owned {

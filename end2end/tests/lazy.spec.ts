@@ -35,20 +35,23 @@ test('the restaurant chat loads no chunk; a gift suggestion loads the gifts chun
   await settled(page);
 });
 
-test('the bookings page list comes from its chunk, by navigation and by direct load', async ({ page }) => {
+test('the bookings page list comes with the page, without the bookings chunk, by navigation and by direct load', async ({ page }) => {
+  // The server renders the list and the browser hydrates it from the main bundle: the
+  // chunk of the chat's bookings parts is not needed for it.
   const chunks = chunkRequests(page);
   await page.goto('/bookings');
   await expect(page.locator('main.bookings-page')).toHaveAttribute('data-hydrated', 'true');
   await expect(page.locator('.bookings-empty')).toBeVisible();
-  expect(chunks.get('split_bookings.wasm')).toBe(200);
+  expect(chunks.has('split_bookings.wasm')).toBe(false);
 
-  // A fresh page: the chunk is fetched again when the chat's link leads to the list.
+  // Followed from the chat's link, the browser renders the list itself, still chunk-free.
   await page.goto('/');
   await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
   chunks.clear();
   await page.getByRole('link', { name: 'Đặt chỗ của tôi' }).click();
   await expect(page.locator('main.bookings-page .bookings-empty')).toBeVisible();
   await expect(page.getByTestId('chunk-error')).toHaveCount(0);
+  expect(chunks.has('split_bookings.wasm')).toBe(false);
 });
 
 test('a chunk that cannot be fetched shows a notice; the page keeps working and recovers on reload', async ({ page }) => {

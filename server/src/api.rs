@@ -588,9 +588,10 @@ async fn resolved_or_missing(
     })
 }
 
+/// `GET /api/conversations/{id}`'s answer (also what a page showing it is rendered with).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ConversationBody {
+pub(crate) struct ConversationBody {
     id: String,
     assistant: String,
     messages: Vec<Message>,
@@ -603,7 +604,7 @@ struct ConversationBody {
 /// `GET /api/chat/{id}/stream?after={after}&run={runId}`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct RunningReply {
+pub(crate) struct RunningReply {
     /// The assistant message.
     message_id: String,
     /// The run writing it, when one was found.
@@ -618,7 +619,16 @@ async fn conversation(
     Extension(OwnerId(owner)): Extension<OwnerId>,
     Path(id): Path<String>,
 ) -> Result<Json<ConversationBody>, ApiError> {
-    let conversation = store::find_conversation(&state.reads, &id, &owner)
+    conversation_body(&state, &owner, &id).await.map(Json)
+}
+
+/// Conversation `id` of `owner` with its messages, and the reply being written if any.
+pub(crate) async fn conversation_body(
+    state: &AppState,
+    owner: &str,
+    id: &str,
+) -> Result<ConversationBody, ApiError> {
+    let conversation = store::find_conversation(&state.reads, id, owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
     // The run before the messages: a run is registered before it stores anything, so a
@@ -638,12 +648,12 @@ async fn conversation(
             after: *after,
         })
     });
-    Ok(Json(ConversationBody {
+    Ok(ConversationBody {
         id: conversation.id,
         assistant: conversation.assistant,
         messages: stored.into_iter().map(|(message, _)| message).collect(),
         running,
-    }))
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -730,11 +740,20 @@ async fn bookings(
             rejection.body_text(),
         )
     })?;
-    let now = (state.agent.clock)();
-    let include_all = query.all == Some(1);
-    tools::my_bookings::list_for_owner(&state.db, &owner, now, include_all)
+    bookings_list(&state, &owner, query.all == Some(1))
         .await
         .map(Json)
+}
+
+/// The owner's bookings (with `include_all`, cancelled and past ones too).
+pub(crate) async fn bookings_list(
+    state: &AppState,
+    owner: &str,
+    include_all: bool,
+) -> Result<shared::tools::ListBookingsOutput, ApiError> {
+    let now = (state.agent.clock)();
+    tools::my_bookings::list_for_owner(&state.db, owner, now, include_all)
+        .await
         .map_err(|error| {
             let details = match error {
                 ExecError::Tool(error) => error.message,

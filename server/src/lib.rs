@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod model;
 pub mod oauth;
 pub mod owner;
+pub mod page;
 pub mod runs;
 pub mod security;
 pub mod store;
@@ -99,14 +100,25 @@ pub fn app(state: AppState) -> Router {
         .merge(api::routes())
         .merge(mcp::routes(&state))
         .merge(oauth::routes())
-        // Pages carry a Content-Security-Policy with the nonce of their hydration scripts.
-        .leptos_routes_with_context(&state, routes, security::provide_page_csp, move || {
-            shell(options.clone())
-        })
+        .merge(page::routes())
+        // Pages carry a Content-Security-Policy with the nonce of their hydration scripts,
+        // and are in the person's language.
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            {
+                let state = state.clone();
+                move || page::provide_page_context(&state)
+            },
+            move || shell(options.clone()),
+        )
         // Files under the site root (the hydrate bundle in /pkg, favicon, …), served
         // precompressed (.br/.gz) when present; anything else renders the 404 page.
         .fallback(file_and_error_handler_with_context::<AppState, _>(
-            security::provide_page_csp,
+            {
+                let state = state.clone();
+                move || page::provide_page_context(&state)
+            },
             shell,
         ))
         // Innermost: the rate limit is per owner, so it runs after the owner is known.

@@ -129,7 +129,7 @@ pub(crate) fn decision_buttons(
             </button>
         </div>
         <Show when=move || approval.locked()>
-            <p class="form-status" role="status">"Đang gửi…"</p>
+            <p class="form-status" role="status">{crate::i18n::t("Đang gửi…", "Sending…")}</p>
         </Show>
     }
 }

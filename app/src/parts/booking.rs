@@ -8,14 +8,16 @@ use shared::{
     lang::Lang,
     message::ToolState,
     preview::{ApprovalPreview, Availability, BookingPreview},
-    tools::{BookingStatus, CreateBookingInput, CreateBookingOutput, ErrorCode, ToolError},
+    tools::{CreateBookingInput, CreateBookingOutput, ErrorCode, ToolError},
 };
 
 use super::{
     approval::{decided_buttons, decision_buttons, decision_result, focus_on_mount, Approval},
     error_notice, page_lang, partial_str,
 };
-use crate::format::datetime_vi;
+use crate::format::{datetime, people};
+use crate::i18n::{lang, t};
+use crate::labels;
 use crate::state::ChatState;
 use crate::view::{IntoPartView, PartView};
 
@@ -26,12 +28,19 @@ pub fn render(
 ) -> PartView {
     match state {
         ToolState::InputStreaming(input) => draft(
-            Draft::from_partial(input.partial()),
-            "Trợ lý đang soạn yêu cầu đặt bàn…",
+            Draft::from_partial(lang(), input.partial()),
+            t(
+                "Trợ lý đang soạn yêu cầu đặt bàn…",
+                "The assistant is writing the booking request…",
+            ),
         ),
-        ToolState::InputAvailable { input } => {
-            draft(Draft::from_input(&input), "Đang chuẩn bị để bạn xác nhận…")
-        }
+        ToolState::InputAvailable { input } => draft(
+            Draft::from_input(lang(), &input),
+            t(
+                "Đang chuẩn bị để bạn xác nhận…",
+                "Getting it ready for your confirmation…",
+            ),
+        ),
         ToolState::ApprovalRequested { input, preview } => {
             let preview = match preview {
                 Some(ApprovalPreview::Booking(preview)) => Some(preview),
@@ -46,11 +55,14 @@ pub fn render(
         ToolState::OutputError { error, .. } if error.code == ErrorCode::MovedOn => {
             moved_on(call_id, error)
         }
-        ToolState::OutputError { error, .. } => {
-            error_notice("Chưa đặt được bàn".to_owned(), Some(error))
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Chưa đặt được bàn", "The table is not booked").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { .. } => view! {
-            <p class="notice notice-muted" role="status">"Bạn đã từ chối — chưa đặt bàn nào."</p>
+            <p class="notice notice-muted" role="status">
+                {t("Bạn đã từ chối — chưa đặt bàn nào.", "You declined — no table was booked.")}
+            </p>
         }
         .into_part_view(),
     }
@@ -64,10 +76,10 @@ struct Draft {
 }
 
 impl Draft {
-    fn from_partial(partial: &Value) -> Self {
+    fn from_partial(lang: Lang, partial: &Value) -> Self {
         let starts_at = partial_str(partial, "startsAt").map(|raw| {
             DateTime::parse_from_rfc3339(&raw)
-                .map(|at| datetime_vi(&at))
+                .map(|at| datetime(lang, &at))
                 .unwrap_or(raw)
         });
         Self {
@@ -75,21 +87,22 @@ impl Draft {
             party_size: partial
                 .get("partySize")
                 .and_then(Value::as_u64)
-                .map(|size| format!("{size} người")),
+                .map(|size| people(lang, size)),
             starts_at,
         }
     }
 
-    fn from_input(input: &CreateBookingInput) -> Self {
+    fn from_input(lang: Lang, input: &CreateBookingInput) -> Self {
         Self {
             restaurant_id: Some(input.restaurant_id.clone()),
-            party_size: Some(format!("{} người", input.party_size)),
-            starts_at: Some(datetime_vi(&input.starts_at)),
+            party_size: Some(people(lang, u64::from(input.party_size))),
+            starts_at: Some(datetime(lang, &input.starts_at)),
         }
     }
 }
 
 fn draft(draft: Draft, status: &'static str) -> PartView {
+    let lang = lang();
     let row = |label: &'static str, value: Option<String>| {
         let known = value.is_some();
         view! {
@@ -101,11 +114,11 @@ fn draft(draft: Draft, status: &'static str) -> PartView {
     };
     view! {
         <div class="card booking-draft" aria-busy="true">
-            <p class="card-kicker">"Bản nháp đặt bàn"</p>
+            <p class="card-kicker">{lang.pick("Bản nháp đặt bàn", "Booking draft")}</p>
             <dl class="fields">
-                {row("Nhà hàng", draft.restaurant_id)}
-                {row("Số người", draft.party_size)}
-                {row("Thời gian", draft.starts_at)}
+                {row(lang.pick("Nhà hàng", "Restaurant"), draft.restaurant_id)}
+                {row(lang.pick("Số người", "Party size"), draft.party_size)}
+                {row(lang.pick("Thời gian", "Time"), draft.starts_at)}
             </dl>
             <p class="draft-status">{status}</p>
         </div>
@@ -154,8 +167,12 @@ pub fn edited_input(
         .parse::<u8>()
         .ok()
         .filter(|size| (1..=20).contains(size))
-        .ok_or("Số người phải là một số từ 1 đến 20.")?;
-    let local = parse_local(values.starts_at.trim()).ok_or("Thời gian chưa hợp lệ.")?;
+        .ok_or(t(
+            "Số người phải là một số từ 1 đến 20.",
+            "The party size must be a number from 1 to 20.",
+        ))?;
+    let local = parse_local(values.starts_at.trim())
+        .ok_or(t("Thời gian chưa hợp lệ.", "The time is not valid."))?;
     // The form shows minutes; an original with seconds is unchanged if its minute is.
     let original_local = original
         .starts_at
@@ -172,7 +189,7 @@ pub fn edited_input(
             .offset()
             .from_local_datetime(&local)
             .single()
-            .ok_or("Thời gian chưa hợp lệ.")?
+            .ok_or(t("Thời gian chưa hợp lệ.", "The time is not valid."))?
     } else {
         original.starts_at
     };
@@ -320,19 +337,22 @@ fn ConfirmForm(
             node_ref=form_ref
             tabindex="-1"
             class="card booking-form"
-            aria-label="Xác nhận đặt bàn"
+            aria-label=t("Xác nhận đặt bàn", "Confirm the booking")
             on:submit=move |ev| {
                 ev.prevent_default();
                 decide(true);
             }
         >
-            <p class="card-kicker">"Yêu cầu đặt bàn"</p>
+            <p class="card-kicker">{t("Yêu cầu đặt bàn", "Booking request")}</p>
             <p class="form-hint">
-                "Kiểm tra lại và sửa nếu cần. Chưa có bàn nào được đặt cho đến khi bạn xác nhận."
+                {t(
+                    "Kiểm tra lại và sửa nếu cần. Chưa có bàn nào được đặt cho đến khi bạn xác nhận.",
+                    "Check it and change it if needed. No table is booked until you confirm.",
+                )}
             </p>
             {facts(preview, restaurant_id, lang)}
             <div class="form-field">
-                <label for=party_id.clone()>"Số người"</label>
+                <label for=party_id.clone()>{t("Số người", "Party size")}</label>
                 <input
                     id=party_id
                     type="number"
@@ -347,7 +367,7 @@ fn ConfirmForm(
                 />
             </div>
             <div class="form-field">
-                <label for=starts_id.clone()>"Thời gian"</label>
+                <label for=starts_id.clone()>{t("Thời gian", "Time")}</label>
                 <input
                     id=starts_id
                     type="datetime-local"
@@ -357,16 +377,20 @@ fn ConfirmForm(
                     on:input:target=move |ev| starts_at.set(ev.target().value())
                     disabled=locked
                 />
-                <p class="field-hint">"Giờ địa phương của nhà hàng (" {offset} ")"</p>
+                <p class="field-hint">
+                    {t("Giờ địa phương của nhà hàng (", "The restaurant's local time (")}
+                    {offset}
+                    ")"
+                </p>
             </div>
             {move || form_error.get().map(|reason| view! {
                 <p class="form-error" role="alert">{reason}</p>
             })}
             {decision_buttons(
                 approval,
-                "Xác nhận đặt bàn",
+                t("Xác nhận đặt bàn", "Confirm the booking"),
                 "button-primary",
-                "Từ chối",
+                t("Từ chối", "Decline"),
                 move || decide(false),
             )}
         </form>
@@ -428,10 +452,7 @@ fn facts(preview: Option<BookingPreview>, restaurant_id: String, lang: Lang) -> 
         availability,
         ..
     } = preview;
-    let when = match lang {
-        Lang::Vi => datetime_vi(&starts_at),
-        Lang::En => datetime_en(&starts_at),
-    };
+    let when = datetime(lang, &starts_at);
     let (room_key, room) = match availability {
         Availability::Available { seats_left } => (
             "available",
@@ -478,79 +499,41 @@ fn facts(preview: Option<BookingPreview>, restaurant_id: String, lang: Lang) -> 
     .into_any()
 }
 
-/// A moment in English, in its own offset, 24-hour like the restaurant's clock:
-/// "19:00, Thursday 24 December 2026".
-fn datetime_en(at: &DateTime<FixedOffset>) -> String {
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    const DAYS: [&str; 7] = [
-        "Monday",
-        "Tuesday",
-        "Wednesday",
-        "Thursday",
-        "Friday",
-        "Saturday",
-        "Sunday",
-    ];
-    let date = at.date_naive();
-    let month = MONTHS
-        .get(date.month0() as usize)
-        .copied()
-        .unwrap_or_default();
-    let day = DAYS
-        .get(date.weekday().num_days_from_monday() as usize)
-        .copied()
-        .unwrap_or_default();
-    format!(
-        "{:02}:{:02}, {day} {} {month} {}",
-        at.hour(),
-        at.minute(),
-        date.day(),
-        date.year()
-    )
-}
-
 /// The form after the decision: locked, with what was decided.
 fn decided_form(call_id: &str, input: &CreateBookingInput, approved: bool) -> PartView {
     let values = FormValues::from_input(input);
     let party_id = field_id(call_id, "party-size");
     let starts_id = field_id(call_id, "starts-at");
+    let lang = lang();
     let status = if approved {
-        "Đang đặt bàn…"
+        lang.pick("Đang đặt bàn…", "Booking the table…")
     } else {
-        "Đã từ chối"
+        lang.pick("Đã từ chối", "Declined")
     };
+    let confirm = lang.pick("Xác nhận đặt bàn", "Confirm the booking");
     view! {
-        <form class="card booking-form locked" aria-label="Xác nhận đặt bàn" aria-busy=approved.to_string()>
-            <p class="card-kicker">"Yêu cầu đặt bàn"</p>
+        <form class="card booking-form locked" aria-label=confirm aria-busy=approved.to_string()>
+            <p class="card-kicker">{lang.pick("Yêu cầu đặt bàn", "Booking request")}</p>
             <dl class="fields">
                 <div class="field-row">
-                    <dt>"Nhà hàng"</dt>
+                    <dt>{lang.pick("Nhà hàng", "Restaurant")}</dt>
                     <dd class="restaurant-id">{input.restaurant_id.clone()}</dd>
                 </div>
             </dl>
             <div class="form-field">
-                <label for=party_id.clone()>"Số người"</label>
+                <label for=party_id.clone()>{lang.pick("Số người", "Party size")}</label>
                 <input id=party_id type="number" name="partySize" value=values.party_size disabled/>
             </div>
             <div class="form-field">
-                <label for=starts_id.clone()>"Thời gian"</label>
+                <label for=starts_id.clone()>{lang.pick("Thời gian", "Time")}</label>
                 <input id=starts_id type="datetime-local" name="startsAt" value=values.starts_at disabled/>
-                <p class="field-hint">"Giờ địa phương của nhà hàng (" {offset_label(&input.starts_at)} ")"</p>
+                <p class="field-hint">
+                    {lang.pick("Giờ địa phương của nhà hàng (", "The restaurant's local time (")}
+                    {offset_label(&input.starts_at)}
+                    ")"
+                </p>
             </div>
-            {decided_buttons("Xác nhận đặt bàn", "button-primary", "Từ chối", approved, status)}
+            {decided_buttons(confirm, "button-primary", lang.pick("Từ chối", "Decline"), approved, status)}
         </form>
     }
     .into_part_view()
@@ -566,20 +549,8 @@ fn receipt(output: CreateBookingOutput) -> PartView {
         party_size,
         starts_at,
     } = output;
-    let (status_key, status_text, id_label, note) = match status {
-        BookingStatus::Confirmed => (
-            "confirmed",
-            "Đã xác nhận",
-            "Mã đặt bàn",
-            "Nhà hàng đã giữ bàn cho bạn.",
-        ),
-        BookingStatus::Waitlisted => (
-            "waitlisted",
-            "Trong danh sách chờ",
-            "Mã tham chiếu",
-            "Giờ này nhà hàng chưa còn bàn trống. Bạn đang trong danh sách chờ và sẽ được báo khi có chỗ.",
-        ),
-    };
+    let lang = lang();
+    let (status_key, status_text, id_label, note) = labels::booking_status(lang, status);
     view! {
         <article
             class=format!("card receipt receipt-{status_key}")
@@ -591,16 +562,16 @@ fn receipt(output: CreateBookingOutput) -> PartView {
             <p class="booking-id">{booking_id}</p>
             <dl class="fields">
                 <div class="field-row">
-                    <dt>"Nhà hàng"</dt>
+                    <dt>{lang.pick("Nhà hàng", "Restaurant")}</dt>
                     <dd class="receipt-restaurant">{restaurant_name}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Thời gian"</dt>
-                    <dd class="receipt-time">{datetime_vi(&starts_at)}</dd>
+                    <dt>{lang.pick("Thời gian", "Time")}</dt>
+                    <dd class="receipt-time">{datetime(lang, &starts_at)}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Số người"</dt>
-                    <dd class="receipt-party">{format!("{party_size} người")}</dd>
+                    <dt>{lang.pick("Số người", "Party size")}</dt>
+                    <dd class="receipt-party">{people(lang, u64::from(party_size))}</dd>
                 </div>
             </dl>
             <p class="receipt-note">{note}</p>
@@ -707,17 +678,24 @@ mod tests {
 
     #[test]
     fn draft_shows_what_the_partial_input_has() {
-        let draft = Draft::from_partial(&json!({"restaurantId": "hn-1", "partySize": 4}));
+        let partial = json!({"restaurantId": "hn-1", "partySize": 4});
+        let draft = Draft::from_partial(Lang::Vi, &partial);
         assert_eq!(draft.restaurant_id.as_deref(), Some("hn-1"));
         assert_eq!(draft.party_size.as_deref(), Some("4 người"));
         assert_eq!(draft.starts_at, None);
-        let draft = Draft::from_partial(&json!({"startsAt": "2026-12-24T19:00:00+07:00"}));
+        let draft = Draft::from_partial(Lang::En, &partial);
+        assert_eq!(draft.party_size.as_deref(), Some("4 people"));
+        let partial = json!({"startsAt": "2026-12-24T19:00:00+07:00"});
         assert_eq!(
-            draft.starts_at.as_deref(),
+            Draft::from_partial(Lang::Vi, &partial).starts_at.as_deref(),
             Some("19:00, thứ Năm, 24/12/2026")
         );
+        assert_eq!(
+            Draft::from_partial(Lang::En, &partial).starts_at.as_deref(),
+            Some("7:00 PM, Thu 24 Dec 2026")
+        );
         // Half a timestamp is shown as it is.
-        let draft = Draft::from_partial(&json!({"startsAt": "2026-12-2"}));
+        let draft = Draft::from_partial(Lang::En, &json!({"startsAt": "2026-12-2"}));
         assert_eq!(draft.starts_at.as_deref(), Some("2026-12-2"));
     }
 

@@ -18,28 +18,44 @@ use super::{
     approval::{decided_buttons, decision_buttons, Approval},
     error_notice, partial_str, skeleton,
 };
+use crate::i18n::{lang, t, Lang};
 use crate::view::{IntoPartView, PartView};
-use crate::{format::vnd, state::ChatState};
+use crate::{format, labels, state::ChatState};
 
 /// Said on every draft, form and receipt: nothing here moves money.
-const FICTIONAL: &str = "Thanh toán giả lập — không trừ tiền thật";
+fn fictional() -> &'static str {
+    t(
+        "Thanh toán giả lập — không trừ tiền thật",
+        "Simulated payment — no real money is charged",
+    )
+}
+
+/// Whole đồng in the page's language.
+fn vnd(amount: u32) -> String {
+    format::vnd(lang(), amount)
+}
 
 /// A `suggest_gifts` part in its current state.
 pub fn render_suggestions(state: ToolState<SuggestGiftsInput, SuggestGiftsOutput>) -> PartView {
     match state {
-        ToolState::InputStreaming(input) => searching(criteria_from_partial(input.partial())),
-        ToolState::InputAvailable { input } => searching(Some(criteria(&input))),
+        ToolState::InputStreaming(input) => {
+            searching(criteria_from_partial(lang(), input.partial()))
+        }
+        ToolState::InputAvailable { input } => searching(Some(criteria(lang(), &input))),
         // suggest_gifts never asks for approval; a stored part saying so is still a search.
         ToolState::ApprovalRequested { input, .. } | ToolState::ApprovalResponded { input, .. } => {
-            searching(Some(criteria(&input)))
+            searching(Some(criteria(lang(), &input)))
         }
         ToolState::OutputAvailable { input, output } => suggestions(&input, output),
-        ToolState::OutputError { error, .. } => {
-            error_notice("Chưa gợi ý được quà".to_owned(), Some(error))
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Chưa gợi ý được quà", "Could not suggest gifts").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
-                "Đã bỏ qua việc tìm quà cho " {input.relationship_type.label_vi()} "."
+                {t("Đã bỏ qua việc tìm quà cho ", "Skipped the gift search for ")}
+                {labels::relationship(lang(), input.relationship_type)}
+                "."
             </p>
         }
         .into_part_view(),
@@ -48,24 +64,30 @@ pub fn render_suggestions(state: ToolState<SuggestGiftsInput, SuggestGiftsOutput
 
 /// A `prepare_checkout` part in its current state.
 pub fn render_draft(state: ToolState<PrepareCheckoutInput, CheckoutDraft>) -> PartView {
-    const PREPARING: &str = "Đang chuẩn bị đơn quà…";
+    let preparing = || t("Đang chuẩn bị đơn quà…", "Preparing the gift order…").to_owned();
     match state {
-        ToolState::InputStreaming(input) => skeleton(
-            PREPARING.to_owned(),
-            partial_str(input.partial(), "gift_id"),
-        ),
-        ToolState::InputAvailable { input } => skeleton(PREPARING.to_owned(), Some(input.gift_id)),
+        ToolState::InputStreaming(input) => {
+            skeleton(preparing(), partial_str(input.partial(), "gift_id"))
+        }
+        ToolState::InputAvailable { input } => skeleton(preparing(), Some(input.gift_id)),
         // prepare_checkout only computes a draft and never asks; shown as being prepared.
         ToolState::ApprovalRequested { input, .. } | ToolState::ApprovalResponded { input, .. } => {
-            skeleton(PREPARING.to_owned(), Some(input.gift_id))
+            skeleton(preparing(), Some(input.gift_id))
         }
         ToolState::OutputAvailable { output, .. } => draft_card(output),
-        ToolState::OutputError { error, .. } => {
-            error_notice("Chưa chuẩn bị được đơn quà".to_owned(), Some(error))
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t(
+                "Chưa chuẩn bị được đơn quà",
+                "Could not prepare the gift order",
+            )
+            .to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
-                "Đã bỏ qua việc chuẩn bị đơn cho món " {input.gift_id} "."
+                {t("Đã bỏ qua việc chuẩn bị đơn cho món ", "Skipped preparing an order for ")}
+                {input.gift_id}
+                "."
             </p>
         }
         .into_part_view(),
@@ -79,11 +101,19 @@ pub fn render_checkout(
 ) -> PartView {
     match state {
         ToolState::InputStreaming(input) => skeleton(
-            "Trợ lý đang soạn yêu cầu thanh toán…".to_owned(),
+            t(
+                "Trợ lý đang soạn yêu cầu thanh toán…",
+                "The assistant is writing the payment request…",
+            )
+            .to_owned(),
             partial_str(input.partial(), "draft_id"),
         ),
         ToolState::InputAvailable { input } => skeleton(
-            "Đang chuẩn bị để bạn xác nhận…".to_owned(),
+            t(
+                "Đang chuẩn bị để bạn xác nhận…",
+                "Getting it ready for your confirmation…",
+            )
+            .to_owned(),
             Some(input.draft_id),
         ),
         ToolState::ApprovalRequested { input, preview } => {
@@ -96,42 +126,60 @@ pub fn render_checkout(
         ToolState::ApprovalResponded { input, approved } => decided_checkout(&input, approved),
         ToolState::OutputAvailable { output, .. } => receipt(output),
         ToolState::OutputError { error, .. } => error_notice(
-            "Chưa mua được quà — không có gì bị trừ".to_owned(),
+            t(
+                "Chưa mua được quà — không có gì bị trừ",
+                "Nothing was bought — you were not charged",
+            )
+            .to_owned(),
             Some(error),
         ),
         ToolState::OutputDenied { .. } => view! {
-            <p class="notice notice-muted" role="status">"Bạn đã huỷ — chưa mua gì."</p>
+            <p class="notice notice-muted" role="status">
+                {t("Bạn đã huỷ — chưa mua gì.", "You cancelled — nothing was bought.")}
+            </p>
         }
         .into_part_view(),
     }
 }
 
-/// The criteria in one line: "bố mẹ · làm vườn · dưới 1.000.000 ₫".
-fn criteria(input: &SuggestGiftsInput) -> String {
-    let mut pieces = vec![input.relationship_type.label_vi().to_owned()];
+/// The criteria in one line: "bố mẹ · làm vườn · dưới 1.000.000 ₫";
+/// "parent · gardening · under 1,000,000 ₫".
+fn criteria(lang: Lang, input: &SuggestGiftsInput) -> String {
+    let mut pieces = vec![labels::relationship(lang, input.relationship_type).to_owned()];
     if let Some(age) = input.age {
-        pieces.push(format!("{age} tuổi"));
+        pieces.push(match lang {
+            Lang::Vi => format!("{age} tuổi"),
+            Lang::En => format!("age {age}"),
+        });
     }
     if !input.interests.is_empty() {
-        pieces.push(input.interests.join(", "));
+        pieces.push(interests(lang, input.interests.iter().map(String::as_str)));
     }
-    if let Some(budget) = budget(input.budget_min, input.budget_max) {
+    if let Some(budget) = budget(lang, input.budget_min, input.budget_max) {
         pieces.push(budget);
     }
     pieces.join(" · ")
 }
 
-fn budget(min: Option<u32>, max: Option<u32>) -> Option<String> {
+/// Interests in the page's language, those the catalogue knows translated.
+fn interests<'a>(lang: Lang, said: impl Iterator<Item = &'a str>) -> String {
+    said.map(|interest| labels::interest(lang, interest))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn budget(lang: Lang, min: Option<u32>, max: Option<u32>) -> Option<String> {
+    let vnd = |amount| format::vnd(lang, amount);
     match (min, max) {
         (Some(min), Some(max)) => Some(format!("{} – {}", vnd(min), vnd(max))),
-        (None, Some(max)) => Some(format!("dưới {}", vnd(max))),
-        (Some(min), None) => Some(format!("từ {}", vnd(min))),
+        (None, Some(max)) => Some(format!("{} {}", lang.pick("dưới", "under"), vnd(max))),
+        (Some(min), None) => Some(format!("{} {}", lang.pick("từ", "from"), vnd(min))),
         (None, None) => None,
     }
 }
 
 /// What of the criteria has arrived, for the skeleton; display only.
-fn criteria_from_partial(partial: &Value) -> Option<String> {
+fn criteria_from_partial(lang: Lang, partial: &Value) -> Option<String> {
     let mut pieces = Vec::new();
     if let Some(interests) = partial.get("interests").and_then(Value::as_array) {
         let interests: Vec<&str> = interests
@@ -141,7 +189,7 @@ fn criteria_from_partial(partial: &Value) -> Option<String> {
             .filter(|interest| !interest.is_empty())
             .collect();
         if !interests.is_empty() {
-            pieces.push(interests.join(", "));
+            pieces.push(self::interests(lang, interests.into_iter()));
         }
     }
     let amount = |key: &str| {
@@ -150,14 +198,17 @@ fn criteria_from_partial(partial: &Value) -> Option<String> {
             .and_then(Value::as_u64)
             .and_then(|amount| u32::try_from(amount).ok())
     };
-    if let Some(budget) = budget(amount("budget_min"), amount("budget_max")) {
+    if let Some(budget) = budget(lang, amount("budget_min"), amount("budget_max")) {
         pieces.push(budget);
     }
     (!pieces.is_empty()).then(|| pieces.join(" · "))
 }
 
 fn searching(criteria: Option<String>) -> PartView {
-    skeleton("Đang tìm quà phù hợp…".to_owned(), criteria)
+    skeleton(
+        t("Đang tìm quà phù hợp…", "Looking for fitting gifts…").to_owned(),
+        criteria,
+    )
 }
 
 fn suggestions(input: &SuggestGiftsInput, output: SuggestGiftsOutput) -> PartView {
@@ -165,34 +216,51 @@ fn suggestions(input: &SuggestGiftsInput, output: SuggestGiftsOutput) -> PartVie
         gifts,
         no_results_reason,
     } = output;
-    let for_whom = criteria(input);
+    let lang = lang();
+    let for_whom = criteria(lang, input);
     if gifts.is_empty() {
         let reason = no_results_reason
             .map(|reason| reason.trim().to_owned())
             .filter(|reason| !reason.is_empty())
-            .unwrap_or_else(|| "Không có món quà nào trong danh mục khớp với yêu cầu.".to_owned());
+            .unwrap_or_else(|| {
+                lang.pick(
+                    "Không có món quà nào trong danh mục khớp với yêu cầu.",
+                    "No gift in our catalogue matches.",
+                )
+                .to_owned()
+            });
         return view! {
             <div class="card empty-results gift-empty" role="status">
                 <p class="empty-reason">{reason}</p>
                 <p class="empty-suggestion">
-                    "Thử nới ngân sách hoặc kể thêm về sở thích của người nhận."
+                    {lang.pick(
+                        "Thử nới ngân sách hoặc kể thêm về sở thích của người nhận.",
+                        "Try a wider budget, or say more about what they like.",
+                    )}
                 </p>
-                <p class="gift-criteria">"Tiêu chí: " {for_whom}</p>
+                <p class="gift-criteria">{lang.pick("Tiêu chí: ", "Criteria: ")} {for_whom}</p>
             </div>
         }
         .into_part_view();
     }
     let count = gifts.len();
+    let summary = match (lang, count) {
+        (Lang::Vi, _) => format!("{count} gợi ý quà · {for_whom}"),
+        (Lang::En, 1) => format!("1 gift idea · {for_whom}"),
+        (Lang::En, _) => format!("{count} gift ideas · {for_whom}"),
+    };
     view! {
-        <section class="gifts" aria-label="Gợi ý quà">
-            <p class="results-summary">{format!("{count} gợi ý quà · {for_whom}")}</p>
-            <ul class="gift-list">{gifts.into_iter().map(gift_card).collect_view()}</ul>
+        <section class="gifts" aria-label=lang.pick("Gợi ý quà", "Gift ideas")>
+            <p class="results-summary">{summary}</p>
+            <ul class="gift-list">
+                {gifts.into_iter().map(|gift| gift_card(lang, gift)).collect_view()}
+            </ul>
         </section>
     }
     .into_part_view()
 }
 
-fn gift_card(gift: GiftSuggestion) -> impl IntoView {
+fn gift_card(lang: Lang, gift: GiftSuggestion) -> impl IntoView {
     let GiftSuggestion {
         gift_id,
         name,
@@ -203,10 +271,14 @@ fn gift_card(gift: GiftSuggestion) -> impl IntoView {
     let interests = (!matched_interests.is_empty()).then(|| {
         view! {
             <p class="gift-interests">
-                <span class="gift-interests-label">"Hợp với: "</span>
+                <span class="gift-interests-label">{lang.pick("Hợp với: ", "Matches: ")}</span>
                 {matched_interests
                     .into_iter()
-                    .map(|interest| view! { <span class="interest-chip">{interest}</span> })
+                    .map(|interest| {
+                        view! {
+                            <span class="interest-chip">{labels::interest(lang, &interest)}</span>
+                        }
+                    })
                     .collect_view()}
             </p>
         }
@@ -223,11 +295,11 @@ fn gift_card(gift: GiftSuggestion) -> impl IntoView {
     }
 }
 
-fn delivery(amount: u32) -> String {
+fn delivery(lang: Lang, amount: u32) -> String {
     if amount == 0 {
-        "Miễn phí".to_owned()
+        lang.pick("Miễn phí", "Free").to_owned()
     } else {
-        vnd(amount)
+        format::vnd(lang, amount)
     }
 }
 
@@ -241,29 +313,35 @@ fn draft_card(draft: CheckoutDraft) -> PartView {
         total_vnd,
         fictional: _,
     } = draft;
+    let lang = lang();
     view! {
         <article class="card checkout-draft" data-draft-id=draft_id>
-            <p class="card-kicker">"Bản nháp thanh toán"</p>
+            <p class="card-kicker">{lang.pick("Bản nháp thanh toán", "Checkout draft")}</p>
             <dl class="fields">
                 <div class="field-row">
-                    <dt>"Món quà"</dt>
+                    <dt>{lang.pick("Món quà", "Gift")}</dt>
                     <dd class="checkout-gift">{gift_name}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Giá"</dt>
+                    <dt>{lang.pick("Giá", "Price")}</dt>
                     <dd class="checkout-price">{vnd(price_vnd)}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Giao hàng"</dt>
-                    <dd class="checkout-delivery">{delivery(delivery_vnd)}</dd>
+                    <dt>{lang.pick("Giao hàng", "Delivery")}</dt>
+                    <dd class="checkout-delivery">{delivery(lang, delivery_vnd)}</dd>
                 </div>
                 <div class="field-row total-row">
-                    <dt>"Tổng cộng"</dt>
+                    <dt>{lang.pick("Tổng cộng", "Total")}</dt>
                     <dd class="checkout-total">{vnd(total_vnd)}</dd>
                 </div>
             </dl>
-            <p class="fictional-note">{FICTIONAL}</p>
-            <p class="draft-status">"Chưa mua gì — chỉ mua khi bạn xác nhận."</p>
+            <p class="fictional-note">{fictional()}</p>
+            <p class="draft-status">
+                {lang.pick(
+                    "Chưa mua gì — chỉ mua khi bạn xác nhận.",
+                    "Nothing is bought yet — only when you confirm.",
+                )}
+            </p>
         </article>
     }
     .into_part_view()
@@ -285,26 +363,32 @@ fn find_draft(chat: Option<ChatState>, draft_id: &str) -> Option<CheckoutDraft> 
 /// What the form shows of the draft: read-only, since a confirmation may only approve or
 /// decline what the assistant prepared.
 fn draft_summary(draft_id: &str, draft: Option<CheckoutDraft>) -> impl IntoView {
+    let lang = lang();
     let rows = match draft {
         Some(draft) => view! {
             <div class="field-row">
-                <dt>"Món quà"</dt>
+                <dt>{lang.pick("Món quà", "Gift")}</dt>
                 <dd class="checkout-gift">{draft.gift_name}</dd>
             </div>
             <div class="field-row">
-                <dt>"Giao hàng"</dt>
-                <dd class="checkout-delivery">{delivery(draft.delivery_vnd)}</dd>
+                <dt>{lang.pick("Giao hàng", "Delivery")}</dt>
+                <dd class="checkout-delivery">{delivery(lang, draft.delivery_vnd)}</dd>
             </div>
             <div class="field-row total-row">
-                <dt>"Tổng cộng"</dt>
+                <dt>{lang.pick("Tổng cộng", "Total")}</dt>
                 <dd class="checkout-total">{vnd(draft.total_vnd)}</dd>
             </div>
         }
         .into_part_view(),
         None => view! {
             <div class="field-row">
-                <dt>"Chi tiết"</dt>
-                <dd class="pending">"Không thấy bản nháp này trong cuộc trò chuyện."</dd>
+                <dt>{lang.pick("Chi tiết", "Details")}</dt>
+                <dd class="pending">
+                    {lang.pick(
+                        "Không thấy bản nháp này trong cuộc trò chuyện.",
+                        "This draft is not in the conversation.",
+                    )}
+                </dd>
             </div>
         }
         .into_part_view(),
@@ -313,7 +397,7 @@ fn draft_summary(draft_id: &str, draft: Option<CheckoutDraft>) -> impl IntoView 
         <dl class="fields">
             {rows}
             <div class="field-row">
-                <dt>"Bản nháp"</dt>
+                <dt>{lang.pick("Bản nháp", "Draft")}</dt>
                 <dd class="draft-id">{draft_id.to_owned()}</dd>
             </div>
         </dl>
@@ -338,18 +422,29 @@ fn CheckoutForm(
     view! {
         <form
             class="card checkout-form"
-            aria-label="Xác nhận thanh toán"
+            aria-label=t("Xác nhận thanh toán", "Confirm the payment")
             on:submit=move |ev| {
                 ev.prevent_default();
                 decide(true);
             }
         >
-            <p class="card-kicker">"Xác nhận mua quà"</p>
+            <p class="card-kicker">{t("Xác nhận mua quà", "Confirm the gift purchase")}</p>
             <p class="form-hint">
-                "Chưa có gì được mua cho đến khi bạn xác nhận. " {FICTIONAL} "."
+                {t(
+                    "Chưa có gì được mua cho đến khi bạn xác nhận. ",
+                    "Nothing is bought until you confirm. ",
+                )}
+                {fictional()}
+                "."
             </p>
             {draft_summary(&input.draft_id, draft)}
-            {decision_buttons(approval, "Xác nhận", "button-primary", "Huỷ", move || decide(false))}
+            {decision_buttons(
+                approval,
+                t("Xác nhận", "Confirm"),
+                "button-primary",
+                t("Huỷ", "Cancel"),
+                move || decide(false),
+            )}
         </form>
     }
 }
@@ -358,15 +453,28 @@ fn CheckoutForm(
 fn decided_checkout(input: &CreateCheckoutSessionInput, approved: bool) -> PartView {
     let draft = find_draft(use_context::<ChatState>(), &input.draft_id);
     let status = if approved {
-        "Đang tạo thanh toán giả lập…"
+        t(
+            "Đang tạo thanh toán giả lập…",
+            "Creating the simulated payment…",
+        )
     } else {
-        "Đã huỷ"
+        t("Đã huỷ", "Cancelled")
     };
     view! {
-        <form class="card checkout-form locked" aria-label="Xác nhận thanh toán" aria-busy=approved.to_string()>
-            <p class="card-kicker">"Xác nhận mua quà"</p>
+        <form
+            class="card checkout-form locked"
+            aria-label=t("Xác nhận thanh toán", "Confirm the payment")
+            aria-busy=approved.to_string()
+        >
+            <p class="card-kicker">{t("Xác nhận mua quà", "Confirm the gift purchase")}</p>
             {draft_summary(&input.draft_id, draft)}
-            {decided_buttons("Xác nhận", "button-primary", "Huỷ", approved, status)}
+            {decided_buttons(
+                t("Xác nhận", "Confirm"),
+                "button-primary",
+                t("Huỷ", "Cancel"),
+                approved,
+                status,
+            )}
         </form>
     }
     .into_part_view()
@@ -382,26 +490,32 @@ fn receipt(session: CheckoutSession) -> PartView {
         payment_reference,
         fictional: _,
     } = session;
+    let lang = lang();
     view! {
         <article class="card receipt checkout-receipt" data-testid="checkout-receipt">
-            <p class="receipt-status">"Đã thanh toán (giả lập)"</p>
-            <p class="receipt-id-label">"Mã thanh toán"</p>
+            <p class="receipt-status">{lang.pick("Đã thanh toán (giả lập)", "Paid (simulated)")}</p>
+            <p class="receipt-id-label">{lang.pick("Mã thanh toán", "Checkout reference")}</p>
             <p class="booking-id checkout-id">{checkout_id}</p>
             <dl class="fields">
                 <div class="field-row">
-                    <dt>"Món quà"</dt>
+                    <dt>{lang.pick("Món quà", "Gift")}</dt>
                     <dd class="receipt-gift">{gift_name}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Tổng cộng"</dt>
+                    <dt>{lang.pick("Tổng cộng", "Total")}</dt>
                     <dd class="receipt-total">{vnd(total_vnd)}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Tham chiếu"</dt>
+                    <dt>{lang.pick("Tham chiếu", "Payment reference")}</dt>
                     <dd class="payment-reference">{payment_reference}</dd>
                 </div>
             </dl>
-            <p class="receipt-note">"Giao dịch giả lập — không có tiền thật nào bị trừ."</p>
+            <p class="receipt-note">
+                {lang.pick(
+                    "Giao dịch giả lập — không có tiền thật nào bị trừ.",
+                    "Simulated transaction — no real money was charged.",
+                )}
+            </p>
         </article>
     }
     .into_part_view()
@@ -420,31 +534,57 @@ mod tests {
             "budget_max": 1_000_000
         }))
         .unwrap();
-        assert_eq!(criteria(&input), "bố mẹ · làm vườn · dưới 1.000.000 ₫");
+        assert_eq!(
+            criteria(Lang::Vi, &input),
+            "bố mẹ · làm vườn · dưới 1.000.000 ₫"
+        );
+        assert_eq!(
+            criteria(Lang::En, &input),
+            "parent · gardening · under 1,000,000 ₫"
+        );
         let input: SuggestGiftsInput = serde_json::from_value(json!({
             "relationship_type": "friend", "age": 30, "budget_min": 100000, "budget_max": 500000
         }))
         .unwrap();
-        assert_eq!(criteria(&input), "bạn bè · 30 tuổi · 100.000 ₫ – 500.000 ₫");
+        assert_eq!(
+            criteria(Lang::Vi, &input),
+            "bạn bè · 30 tuổi · 100.000 ₫ – 500.000 ₫"
+        );
+        assert_eq!(
+            criteria(Lang::En, &input),
+            "friend · age 30 · 100,000 ₫ – 500,000 ₫"
+        );
     }
 
     #[test]
     fn partial_criteria_show_only_what_arrived() {
-        assert_eq!(criteria_from_partial(&json!({})), None);
+        assert_eq!(criteria_from_partial(Lang::Vi, &json!({})), None);
         assert_eq!(
-            criteria_from_partial(&json!({"interests": ["lặn biển", ""], "budget_max": 50000})),
+            criteria_from_partial(
+                Lang::Vi,
+                &json!({"interests": ["lặn biển", ""], "budget_max": 50000})
+            ),
             Some("lặn biển · dưới 50.000 ₫".to_owned())
+        );
+        assert_eq!(
+            criteria_from_partial(
+                Lang::En,
+                &json!({"interests": ["lặn biển", "origami"], "budget_min": 50000})
+            ),
+            Some("diving, origami · from 50,000 ₫".to_owned())
         );
         // A number too big for the catalogue is not shown rather than wrapped.
         assert_eq!(
-            criteria_from_partial(&json!({"budget_max": 10_000_000_000u64})),
+            criteria_from_partial(Lang::Vi, &json!({"budget_max": 10_000_000_000u64})),
             None
         );
     }
 
     #[test]
     fn free_delivery_says_so() {
-        assert_eq!(delivery(0), "Miễn phí");
-        assert_eq!(delivery(30_000), "30.000 ₫");
+        assert_eq!(delivery(Lang::Vi, 0), "Miễn phí");
+        assert_eq!(delivery(Lang::En, 0), "Free");
+        assert_eq!(delivery(Lang::Vi, 30_000), "30.000 ₫");
+        assert_eq!(delivery(Lang::En, 30_000), "30,000 ₫");
     }
 }

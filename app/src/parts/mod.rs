@@ -23,7 +23,20 @@ mod shipping;
 mod unknown;
 mod weather;
 
-pub(crate) use chunks::{bookings_page_list, preload_bookings};
+/// The `/bookings` page's list (or its empty state). Not a chunk, unlike the chat's
+/// bookings parts: the server renders it with the page and the browser hydrates it, which
+/// a view of a chunk not yet loaded cannot be.
+pub(crate) fn bookings_page_list(list: shared::tools::ListBookingsOutput) -> impl IntoView {
+    let shared::tools::ListBookingsOutput {
+        bookings,
+        no_results_reason,
+    } = list;
+    if bookings.is_empty() {
+        leptos::either::Either::Left(my_bookings::empty_bookings(no_results_reason))
+    } else {
+        leptos::either::Either::Right(my_bookings::booking_list(bookings, true))
+    }
+}
 
 /// The split points of the lazily loaded parts: in the browser each body runs from its
 /// chunk (`pkg/split_<chunk>.wasm`), fetched at the first call (see `crate::lazy`). One
@@ -32,17 +45,14 @@ mod chunks {
     use shared::{
         message::ToolCall,
         tools::{
-            CancelBooking, CreateCheckoutSession, ListBookings, ListBookingsOutput,
-            PrepareCheckout, ShippingQuote, SuggestGifts,
+            CancelBooking, CreateCheckoutSession, ListBookings, PrepareCheckout, ShippingQuote,
+            SuggestGifts,
         },
     };
     use wasm_split_helpers::wasm_split;
 
     use super::{gifts, my_bookings, shipping};
-    use crate::{
-        lazy::ChunkUnavailable,
-        view::{IntoPartView, PartView},
-    };
+    use crate::{lazy::ChunkUnavailable, view::PartView};
 
     type Rendered = Result<PartView, ChunkUnavailable>;
 
@@ -74,20 +84,6 @@ mod chunks {
     #[wasm_split(bookings, fallible)]
     pub fn cancel_booking(call: ToolCall<CancelBooking>) -> Rendered {
         Ok(my_bookings::render_cancel(call.id, call.state))
-    }
-
-    /// The `/bookings` page's list (or its empty state).
-    #[wasm_split(bookings, fallible, preload(preload_bookings))]
-    pub fn bookings_page_list(list: ListBookingsOutput) -> Rendered {
-        let ListBookingsOutput {
-            bookings,
-            no_results_reason,
-        } = list;
-        Ok(if bookings.is_empty() {
-            my_bookings::empty_bookings(no_results_reason).into_part_view()
-        } else {
-            my_bookings::booking_list(bookings, true).into_part_view()
-        })
     }
 }
 
@@ -175,7 +171,7 @@ pub(crate) fn error_notice(title: String, error: Option<ToolError>) -> PartView 
 
 /// The page's language, as the shell chose it.
 pub(crate) fn page_lang() -> Lang {
-    use_context::<Lang>().unwrap_or_default()
+    crate::i18n::lang()
 }
 
 /// How a notice looks for one error code.

@@ -16,24 +16,29 @@ use super::{
     approval::{decided_buttons, decision_buttons, Approval},
     error_notice, partial_str, skeleton,
 };
+use crate::i18n::{lang, t, Lang};
 use crate::view::{IntoPartView, PartView};
-use crate::{format::datetime_vi, state::ChatState};
+use crate::{format, labels, state::ChatState};
 
-/// What the person types in the chat to cancel `booking_id`.
-pub(crate) fn cancel_hint(booking_id: &str) -> String {
-    format!("Huỷ đặt chỗ {booking_id}")
+/// What the person types in the chat to cancel `booking_id`, in words the offline model
+/// reads in either language.
+pub(crate) fn cancel_hint(lang: Lang, booking_id: &str) -> String {
+    match lang {
+        Lang::Vi => format!("Huỷ đặt chỗ {booking_id}"),
+        Lang::En => format!("Cancel booking {booking_id}"),
+    }
 }
 
 /// A `listBookings` part in its current state.
 pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> PartView {
-    const LOADING: &str = "Đang xem các đặt chỗ của bạn…";
+    let loading = || t("Đang xem các đặt chỗ của bạn…", "Looking at your bookings…").to_owned();
     match state {
         ToolState::InputStreaming(_) | ToolState::InputAvailable { .. } => {
-            skeleton(LOADING.to_owned(), None)
+            skeleton(loading(), None)
         }
         // listBookings never asks for approval; a stored part saying so is still loading.
         ToolState::ApprovalRequested { .. } | ToolState::ApprovalResponded { .. } => {
-            skeleton(LOADING.to_owned(), None)
+            skeleton(loading(), None)
         }
         ToolState::OutputAvailable { output, .. } => {
             let ListBookingsOutput {
@@ -44,19 +49,27 @@ pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> P
                 return empty_bookings(no_results_reason).into_part_view();
             }
             let count = bookings.len();
+            let summary = match (lang(), count) {
+                (Lang::Vi, _) => format!("{count} đặt chỗ"),
+                (Lang::En, 1) => "1 booking".to_owned(),
+                (Lang::En, _) => format!("{count} bookings"),
+            };
             view! {
-                <section class="my-bookings" aria-label="Đặt chỗ của bạn">
-                    <p class="results-summary">{format!("{count} đặt chỗ")}</p>
+                <section class="my-bookings" aria-label=t("Đặt chỗ của bạn", "Your bookings")>
+                    <p class="results-summary">{summary}</p>
                     {booking_list(bookings, false)}
                 </section>
             }
             .into_part_view()
         }
-        ToolState::OutputError { error, .. } => {
-            error_notice("Không xem được các đặt chỗ".to_owned(), Some(error))
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Không xem được các đặt chỗ", "Could not show your bookings").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { .. } => view! {
-            <p class="notice notice-muted">"Đã bỏ qua việc xem các đặt chỗ."</p>
+            <p class="notice notice-muted">
+                {t("Đã bỏ qua việc xem các đặt chỗ.", "Skipped looking at your bookings.")}
+            </p>
         }
         .into_part_view(),
     }
@@ -67,21 +80,17 @@ pub(crate) fn empty_bookings(reason: Option<String>) -> impl IntoView {
     let reason = reason
         .map(|reason| reason.trim().to_owned())
         .filter(|reason| !reason.is_empty())
-        .unwrap_or_else(|| "Bạn chưa có đặt chỗ nào.".to_owned());
+        .unwrap_or_else(|| t("Bạn chưa có đặt chỗ nào.", "You have no bookings.").to_owned());
     view! {
         <div class="card empty-results bookings-empty" role="status">
             <p class="empty-reason">{reason}</p>
-            <p class="empty-suggestion">"Đặt bàn trong trò chuyện với trợ lý nhà hàng."</p>
+            <p class="empty-suggestion">
+                {t(
+                    "Đặt bàn trong trò chuyện với trợ lý nhà hàng.",
+                    "Book a table by chatting with the restaurant assistant.",
+                )}
+            </p>
         </div>
-    }
-}
-
-/// The Vietnamese label of a booking's state, and its key for classes and tests.
-pub(crate) fn status_label(state: BookingState) -> (&'static str, &'static str) {
-    match state {
-        BookingState::Confirmed => ("confirmed", "đã xác nhận"),
-        BookingState::Waitlisted => ("waitlisted", "danh sách chờ"),
-        BookingState::Cancelled => ("cancelled", "đã huỷ"),
     }
 }
 
@@ -106,12 +115,15 @@ fn booking_row(booking: BookingSummary, link_to_chat: bool) -> impl IntoView {
         starts_at,
         status,
     } = booking;
-    let (key, label) = status_label(status);
+    let lang = lang();
+    let (key, label) = labels::booking_state(lang, status);
     let cancel = (link_to_chat && status != BookingState::Cancelled).then(|| {
         view! {
             <p class="booking-cancel-hint">
-                <a href="/?a=restaurant">"Huỷ trong trò chuyện"</a>
-                " — Nhắn: “" {cancel_hint(&booking_id)} "”"
+                <a href="/?a=restaurant">{lang.pick("Huỷ trong trò chuyện", "Cancel in the chat")}</a>
+                {lang.pick(" — Nhắn: “", " — Write: “")}
+                {cancel_hint(lang, &booking_id)}
+                "”"
             </p>
         }
     });
@@ -128,7 +140,9 @@ fn booking_row(booking: BookingSummary, link_to_chat: bool) -> impl IntoView {
             </div>
             <p class="booking-row-restaurant">{restaurant_name}</p>
             <p class="booking-row-meta">
-                {datetime_vi(&starts_at)} " · " {format!("{party_size} người")}
+                {format::datetime(lang, &starts_at)}
+                " · "
+                {format::people(lang, u64::from(party_size))}
             </p>
             {cancel}
         </li>
@@ -142,11 +156,19 @@ pub fn render_cancel(
 ) -> PartView {
     match state {
         ToolState::InputStreaming(input) => skeleton(
-            "Trợ lý đang soạn yêu cầu huỷ đặt chỗ…".to_owned(),
+            t(
+                "Trợ lý đang soạn yêu cầu huỷ đặt chỗ…",
+                "The assistant is writing the cancellation request…",
+            )
+            .to_owned(),
             partial_str(input.partial(), "bookingId"),
         ),
         ToolState::InputAvailable { input } => skeleton(
-            "Đang chuẩn bị để bạn xác nhận…".to_owned(),
+            t(
+                "Đang chuẩn bị để bạn xác nhận…",
+                "Getting it ready for your confirmation…",
+            )
+            .to_owned(),
             Some(input.booking_id),
         ),
         ToolState::ApprovalRequested { input, preview } => {
@@ -159,12 +181,18 @@ pub fn render_cancel(
         ToolState::ApprovalResponded { input, approved } => decided_cancel(&input, approved),
         ToolState::OutputAvailable { output, .. } => cancel_receipt(output),
         ToolState::OutputError { error, .. } => error_notice(
-            "Chưa huỷ được — đặt chỗ vẫn giữ nguyên".to_owned(),
+            t(
+                "Chưa huỷ được — đặt chỗ vẫn giữ nguyên",
+                "Not cancelled — your booking still stands",
+            )
+            .to_owned(),
             Some(error),
         ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted" role="status">
-                "Bạn đã giữ lại đặt chỗ " {input.booking_id} " — không có gì bị huỷ."
+                {t("Bạn đã giữ lại đặt chỗ ", "You kept booking ")}
+                {input.booking_id}
+                {t(" — không có gì bị huỷ.", " — nothing was cancelled.")}
             </p>
         }
         .into_part_view(),
@@ -200,20 +228,21 @@ fn find_booking(chat: Option<ChatState>, booking_id: &str) -> Option<BookingSumm
 }
 
 fn booking_fields(booking: Option<BookingSummary>) -> impl IntoView {
+    let lang = lang();
     booking.map(|booking| {
         view! {
             <dl class="fields">
                 <div class="field-row">
-                    <dt>"Nhà hàng"</dt>
+                    <dt>{lang.pick("Nhà hàng", "Restaurant")}</dt>
                     <dd class="cancel-restaurant">{booking.restaurant_name}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Thời gian"</dt>
-                    <dd class="cancel-time">{datetime_vi(&booking.starts_at)}</dd>
+                    <dt>{lang.pick("Thời gian", "Time")}</dt>
+                    <dd class="cancel-time">{format::datetime(lang, &booking.starts_at)}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Số người"</dt>
-                    <dd class="cancel-party">{format!("{} người", booking.party_size)}</dd>
+                    <dt>{lang.pick("Số người", "Party size")}</dt>
+                    <dd class="cancel-party">{format::people(lang, u64::from(booking.party_size))}</dd>
                 </div>
             </dl>
         }
@@ -239,20 +268,31 @@ fn CancelForm(
     view! {
         <form
             class="card cancel-form"
-            aria-label="Xác nhận huỷ đặt chỗ"
+            aria-label=t("Xác nhận huỷ đặt chỗ", "Confirm the cancellation")
             on:submit=move |ev| {
                 ev.prevent_default();
                 decide(true);
             }
         >
-            <p class="card-kicker">"Huỷ đặt chỗ"</p>
-            <p class="cancel-question">"Bạn có chắc muốn huỷ đặt chỗ này?"</p>
+            <p class="card-kicker">{t("Huỷ đặt chỗ", "Cancel a booking")}</p>
+            <p class="cancel-question">
+                {t("Bạn có chắc muốn huỷ đặt chỗ này?", "Do you really want to cancel this booking?")}
+            </p>
             <p class="booking-id cancel-booking-id">{input.booking_id.clone()}</p>
             {booking_fields(booking)}
             <p class="form-hint">
-                "Chưa có gì bị huỷ cho đến khi bạn bấm “Huỷ đặt chỗ”. Sau khi huỷ, nhà hàng không giữ bàn cho bạn nữa."
+                {t(
+                    "Chưa có gì bị huỷ cho đến khi bạn bấm “Huỷ đặt chỗ”. Sau khi huỷ, nhà hàng không giữ bàn cho bạn nữa.",
+                    "Nothing is cancelled until you press “Cancel booking”. Once cancelled, the restaurant no longer holds your table.",
+                )}
             </p>
-            {decision_buttons(approval, "Huỷ đặt chỗ", "button-danger", "Giữ lại", move || decide(false))}
+            {decision_buttons(
+                approval,
+                t("Huỷ đặt chỗ", "Cancel booking"),
+                "button-danger",
+                t("Giữ lại", "Keep it"),
+                move || decide(false),
+            )}
         </form>
     }
 }
@@ -261,16 +301,26 @@ fn CancelForm(
 fn decided_cancel(input: &CancelBookingInput, approved: bool) -> PartView {
     let booking = find_booking(use_context::<ChatState>(), &input.booking_id);
     let status = if approved {
-        "Đang huỷ đặt chỗ…"
+        t("Đang huỷ đặt chỗ…", "Cancelling the booking…")
     } else {
-        "Đã giữ lại"
+        t("Đã giữ lại", "Kept")
     };
     view! {
-        <form class="card cancel-form locked" aria-label="Xác nhận huỷ đặt chỗ" aria-busy=approved.to_string()>
-            <p class="card-kicker">"Huỷ đặt chỗ"</p>
+        <form
+            class="card cancel-form locked"
+            aria-label=t("Xác nhận huỷ đặt chỗ", "Confirm the cancellation")
+            aria-busy=approved.to_string()
+        >
+            <p class="card-kicker">{t("Huỷ đặt chỗ", "Cancel a booking")}</p>
             <p class="booking-id cancel-booking-id">{input.booking_id.clone()}</p>
             {booking_fields(booking)}
-            {decided_buttons("Huỷ đặt chỗ", "button-danger", "Giữ lại", approved, status)}
+            {decided_buttons(
+                t("Huỷ đặt chỗ", "Cancel booking"),
+                "button-danger",
+                t("Giữ lại", "Keep it"),
+                approved,
+                status,
+            )}
         </form>
     }
     .into_part_view()
@@ -285,9 +335,15 @@ fn cancel_receipt(output: CancelBookingOutput) -> PartView {
     let booking_id = booking.booking_id.clone();
     let receipt_id = booking_id.clone();
     let note = if already_cancelled {
-        "Đặt chỗ này đã được huỷ từ trước; không có gì thay đổi thêm."
+        t(
+            "Đặt chỗ này đã được huỷ từ trước; không có gì thay đổi thêm.",
+            "This booking had already been cancelled; nothing else changed.",
+        )
     } else {
-        "Nhà hàng không còn giữ bàn cho bạn."
+        t(
+            "Nhà hàng không còn giữ bàn cho bạn.",
+            "The restaurant is no longer holding a table for you.",
+        )
     };
     view! {
         <article
@@ -295,8 +351,11 @@ fn cancel_receipt(output: CancelBookingOutput) -> PartView {
             data-testid="cancel-receipt"
             data-booking-id=receipt_id
         >
-            <p class="receipt-status">"Đã huỷ"</p>
-            <p class="cancel-title">"Đã huỷ đặt chỗ " <span class="cancel-booking-id">{booking_id}</span></p>
+            <p class="receipt-status">{t("Đã huỷ", "Cancelled")}</p>
+            <p class="cancel-title">
+                {t("Đã huỷ đặt chỗ ", "Cancelled booking ")}
+                <span class="cancel-booking-id">{booking_id}</span>
+            </p>
             {booking_fields(Some(booking))}
             <p class="receipt-note">{note}</p>
         </article>
@@ -309,19 +368,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn states_read_in_vietnamese() {
+    fn states_and_hints_in_both_languages() {
         assert_eq!(
-            status_label(BookingState::Confirmed),
+            labels::booking_state(Lang::Vi, BookingState::Confirmed),
             ("confirmed", "đã xác nhận")
         );
         assert_eq!(
-            status_label(BookingState::Waitlisted),
-            ("waitlisted", "danh sách chờ")
+            labels::booking_state(Lang::En, BookingState::Cancelled),
+            ("cancelled", "cancelled")
         );
         assert_eq!(
-            status_label(BookingState::Cancelled),
-            ("cancelled", "đã huỷ")
+            cancel_hint(Lang::Vi, "BK-1A2B3C4D"),
+            "Huỷ đặt chỗ BK-1A2B3C4D"
         );
-        assert_eq!(cancel_hint("BK-1A2B3C4D"), "Huỷ đặt chỗ BK-1A2B3C4D");
+        assert_eq!(
+            cancel_hint(Lang::En, "BK-1A2B3C4D"),
+            "Cancel booking BK-1A2B3C4D"
+        );
     }
 }

@@ -9,63 +9,76 @@ use shared::{
 };
 
 use super::{error_notice, partial_str, skeleton};
+use crate::format::decimal;
+use crate::i18n::{lang, t, Lang};
+use crate::labels;
 use crate::view::{IntoPartView, PartView};
 
-const LOADING: &str = "Đang tính phí giao hàng…";
+fn loading() -> String {
+    t("Đang tính phí giao hàng…", "Working out the shipping cost…").to_owned()
+}
 
 /// The line every quote carries: the amount is not money.
-const NOT_MONEY: &str =
-    "DEMO là đơn vị tiền giả lập, không phải tiền thật — đây chỉ là báo giá minh hoạ, không ai phải trả khoản này.";
+fn not_money() -> &'static str {
+    t(
+        "DEMO là đơn vị tiền giả lập, không phải tiền thật — đây chỉ là báo giá minh hoạ, không ai phải trả khoản này.",
+        "DEMO is a made-up currency, not real money — this is only an illustrative quote and nobody pays it.",
+    )
+}
 
 /// The part in its current state.
 pub fn render(state: ToolState<ShippingQuoteInput, ShippingQuoteOutput>) -> PartView {
     match state {
         ToolState::InputStreaming(input) => {
-            skeleton(LOADING.to_owned(), partial_detail(input.partial()))
+            skeleton(loading(), partial_detail(lang(), input.partial()))
         }
-        ToolState::InputAvailable { input } => skeleton(LOADING.to_owned(), Some(detail(&input))),
+        ToolState::InputAvailable { input } => skeleton(loading(), Some(detail(lang(), &input))),
         // shipping_quote never asks for approval; a stored part saying so is still a quote
         // being computed.
         ToolState::ApprovalRequested { input, .. } | ToolState::ApprovalResponded { input, .. } => {
-            skeleton(LOADING.to_owned(), Some(detail(&input)))
+            skeleton(loading(), Some(detail(lang(), &input)))
         }
         ToolState::OutputAvailable { output, .. } => quote(output),
-        ToolState::OutputError { error, .. } => {
-            error_notice("Chưa có báo giá giao hàng".to_owned(), Some(error))
-        }
+        ToolState::OutputError { error, .. } => error_notice(
+            t("Chưa có báo giá giao hàng", "No shipping quote").to_owned(),
+            Some(error),
+        ),
         ToolState::OutputDenied { input } => view! {
             <p class="notice notice-muted">
-                "Đã bỏ qua việc báo giá giao hàng (" {detail(&input)} ")."
+                {t("Đã bỏ qua việc báo giá giao hàng (", "Skipped the shipping quote (")}
+                {detail(lang(), &input)}
+                ")."
             </p>
         }
         .into_part_view(),
     }
 }
 
-/// The zone as people here say it.
-pub fn zone_vi(zone: Zone) -> &'static str {
-    match zone {
-        Zone::Local => "Nội thành",
-        Zone::Regional => "Liên tỉnh",
-    }
+/// A weight as the language writes it: "2,5 kg"; "2.5 kg".
+fn kilograms(lang: Lang, weight: impl std::fmt::Display) -> String {
+    format!("{} kg", decimal(lang, &weight.to_string()))
 }
 
-fn detail(input: &ShippingQuoteInput) -> String {
-    format!("{}, {} kg", zone_vi(input.zone), input.weight_kg)
+fn detail(lang: Lang, input: &ShippingQuoteInput) -> String {
+    format!(
+        "{}, {}",
+        labels::zone(lang, input.zone),
+        kilograms(lang, input.weight_kg)
+    )
 }
 
 /// What of the zone and weight has arrived, for the skeleton.
-fn partial_detail(partial: &Value) -> Option<String> {
+fn partial_detail(lang: Lang, partial: &Value) -> Option<String> {
     let zone = partial_str(partial, "zone").map(|zone| match zone.as_str() {
-        "local" => zone_vi(Zone::Local).to_owned(),
-        "regional" => zone_vi(Zone::Regional).to_owned(),
+        "local" => labels::zone(lang, Zone::Local).to_owned(),
+        "regional" => labels::zone(lang, Zone::Regional).to_owned(),
         // Half a word, or a value the server will reject: show it as it is.
         _ => zone,
     });
     let weight = partial
         .get("weight_kg")
         .filter(|weight| weight.is_number())
-        .map(|weight| format!("{weight} kg"));
+        .map(|weight| kilograms(lang, weight));
     match (zone, weight) {
         (Some(zone), Some(weight)) => Some(format!("{zone}, {weight}")),
         (zone, weight) => zone.or(weight),
@@ -80,21 +93,24 @@ fn quote(output: ShippingQuoteOutput) -> PartView {
         currency,
         fictional: _,
     } = output;
+    let lang = lang();
     view! {
         <article class="card shipping-quote" data-currency=currency.clone()>
-            <p class="card-kicker">"Báo giá giao hàng"</p>
+            <p class="card-kicker">{lang.pick("Báo giá giao hàng", "Shipping quote")}</p>
             <dl class="fields">
                 <div class="field-row">
-                    <dt>"Khu vực"</dt>
-                    <dd class="quote-zone">{zone_vi(zone)}</dd>
+                    <dt>{lang.pick("Khu vực", "Zone")}</dt>
+                    <dd class="quote-zone">{labels::zone(lang, zone)}</dd>
                 </div>
                 <div class="field-row">
-                    <dt>"Khối lượng"</dt>
-                    <dd class="quote-weight">{format!("{weight_kg} kg")}</dd>
+                    <dt>{lang.pick("Khối lượng", "Weight")}</dt>
+                    <dd class="quote-weight">{kilograms(lang, weight_kg)}</dd>
                 </div>
             </dl>
+            // The amount stays as the tool wrote it ("7.00"): DEMO is no currency of either
+            // language, and the tests and the model read the same figure.
             <p class="quote-amount">{format!("{amount} {currency}")}</p>
-            <p class="quote-not-money" role="note">{NOT_MONEY}</p>
+            <p class="quote-not-money" role="note">{not_money()}</p>
         </article>
     }
     .into_part_view()
@@ -108,29 +124,38 @@ mod tests {
     #[test]
     fn skeleton_shows_what_has_arrived() {
         assert_eq!(
-            partial_detail(&json!({"zone": "local", "weight_kg": 2})),
+            partial_detail(Lang::Vi, &json!({"zone": "local", "weight_kg": 2})),
             Some("Nội thành, 2 kg".to_owned())
         );
         assert_eq!(
-            partial_detail(&json!({"zone": "regional"})),
+            partial_detail(Lang::En, &json!({"zone": "local", "weight_kg": 2})),
+            Some("Local (same city), 2 kg".to_owned())
+        );
+        assert_eq!(
+            partial_detail(Lang::Vi, &json!({"zone": "regional"})),
             Some("Liên tỉnh".to_owned())
         );
         assert_eq!(
-            partial_detail(&json!({"weight_kg": 2.5})),
+            partial_detail(Lang::Vi, &json!({"weight_kg": 2.5})),
+            Some("2,5 kg".to_owned())
+        );
+        assert_eq!(
+            partial_detail(Lang::En, &json!({"weight_kg": 2.5})),
             Some("2.5 kg".to_owned())
         );
         assert_eq!(
-            partial_detail(&json!({"zone": "loc"})),
+            partial_detail(Lang::En, &json!({"zone": "loc"})),
             Some("loc".to_owned())
         );
-        assert_eq!(partial_detail(&json!({"weight_kg": "2"})), None);
-        assert_eq!(partial_detail(&json!({})), None);
+        assert_eq!(partial_detail(Lang::Vi, &json!({"weight_kg": "2"})), None);
+        assert_eq!(partial_detail(Lang::Vi, &json!({})), None);
     }
 
     #[test]
-    fn input_is_described_in_vietnamese() {
+    fn input_is_described_in_the_pages_language() {
         let input: ShippingQuoteInput =
             serde_json::from_value(json!({"zone": "local", "weight_kg": 2.3})).unwrap();
-        assert_eq!(detail(&input), "Nội thành, 2.3 kg");
+        assert_eq!(detail(Lang::Vi, &input), "Nội thành, 2,3 kg");
+        assert_eq!(detail(Lang::En, &input), "Local (same city), 2.3 kg");
     }
 }

@@ -7,8 +7,9 @@ use crate::view::PartView;
 
 /// The part: the name the model used and, once the server rejected it, why.
 pub fn render(call: UnknownToolCall) -> PartView {
-    error_notice(
-        format!("Trợ lý gọi một công cụ không có: {}", call.name),
-        call.error,
-    )
+    let title = crate::i18n::t(
+        "Trợ lý gọi một công cụ không có: ",
+        "The assistant called a tool that does not exist: ",
+    );
+    error_notice(format!("{title}{}", call.name), call.error)
 }

@@ -1,0 +1,203 @@
+//! What the server gives the pages it renders: the person's language (the switch's
+//! cookie, else `Accept-Language`, else Vietnamese), the switch itself, and the data a
+//! page is rendered with (the owner's bookings, a stored conversation).
+
+use std::{future::Future, pin::Pin, sync::Arc};
+
+use app::i18n::{is_local_path, Lang, COOKIE};
+use app::page_data::{Fetched, LoadPage, PageLoader, PageQuery};
+use axum::{
+    extract::{Path, Query},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+    routing::get,
+    Router,
+};
+use serde::Deserialize;
+
+use crate::{api, owner::OwnerId, AppState};
+
+/// The language of a request: the `lang` cookie the switch set, else the best of
+/// `Accept-Language`, else Vietnamese.
+pub fn request_lang(headers: &HeaderMap) -> Lang {
+    cookie_lang(headers)
+        .or_else(|| {
+            headers
+                .get_all(header::ACCEPT_LANGUAGE)
+                .iter()
+                .filter_map(|value| value.to_str().ok())
+                .find_map(Lang::from_accept_language)
+        })
+        .unwrap_or_default()
+}
+
+/// The language the `lang` cookie names, if it names one of ours.
+fn cookie_lang(headers: &HeaderMap) -> Option<Lang> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(name, _)| name.trim() == COOKIE)
+        .and_then(|(_, value)| Lang::parse(value.trim().trim_matches('"')))
+}
+
+/// Leptos context for every rendered page: the page's Content-Security-Policy, the
+/// request's language, which `app::i18n::lang` reads (and `<html lang>` carries to the
+/// browser), and a [`PageLoader`] that reads the page's data as the request's owner.
+pub fn provide_page_context(state: &AppState) {
+    use leptos::prelude::{provide_context, use_context};
+    crate::security::provide_page_csp();
+    let parts = use_context::<axum::http::request::Parts>();
+    let lang = parts
+        .as_ref()
+        .map(|parts| request_lang(&parts.headers))
+        .unwrap_or_default();
+    provide_context(lang);
+    let owner = parts
+        .as_ref()
+        .and_then(|parts| parts.extensions.get::<OwnerId>())
+        .map(|OwnerId(owner)| owner.clone());
+    provide_context(PageLoader(Arc::new(Loader {
+        state: state.clone(),
+        owner,
+        lang,
+    })));
+}
+
+/// Reads a page's data as the API would answer the same browser.
+struct Loader {
+    state: AppState,
+    /// From the owner cookie (`owner::ensure_owner`); `None` only outside a request.
+    owner: Option<String>,
+    lang: Lang,
+}
+
+/// Largest error body read back from an API error (they are a sentence or two).
+const ERROR_BODY_LIMIT: usize = 16 * 1024;
+
+impl LoadPage for Loader {
+    fn load(&self, query: PageQuery) -> Pin<Box<dyn Future<Output = Fetched> + Send>> {
+        let state = self.state.clone();
+        let owner = self.owner.clone();
+        let lang = self.lang;
+        Box::pin(async move {
+            let Some(owner) = owner else {
+                return Err(api_failure(lang, api::ApiError::not_found("Owner")).await);
+            };
+            let answer = match query {
+                PageQuery::Bookings => api::bookings_list(&state, &owner, true)
+                    .await
+                    .map(|list| serde_json::to_string(&list)),
+                PageQuery::Conversation(id) => api::conversation_body(&state, &owner, &id)
+                    .await
+                    .map(|body| serde_json::to_string(&body)),
+            };
+            match answer {
+                Ok(Ok(json)) => Ok(json),
+                Ok(Err(error)) => {
+                    tracing::error!(%error, "cannot write a page's data as JSON");
+                    let error = api::ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "INTERNAL",
+                        "Something went wrong on our side. Please try again.",
+                    );
+                    Err(api_failure(lang, error).await)
+                }
+                Err(error) => Err(api_failure(lang, error).await),
+            }
+        })
+    }
+}
+
+/// What the page says for an API error: its status and message, as the browser would read
+/// them from the API's answer.
+async fn api_failure(lang: Lang, error: api::ApiError) -> (Option<u16>, String) {
+    let response = error.into_response();
+    let status = response.status().as_u16();
+    let body = axum::body::to_bytes(response.into_body(), ERROR_BODY_LIMIT)
+        .await
+        .unwrap_or_default();
+    app::page_data::failure(lang, status, &String::from_utf8_lossy(&body))
+}
+
+/// `GET /lang/{code}?to=<path>`: the language switch.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/lang/{code}", get(switch))
+}
+
+#[derive(Debug, Deserialize)]
+struct SwitchQuery {
+    #[serde(default)]
+    to: Option<String>,
+}
+
+/// Remembers the chosen language for a year and sends the browser back to the page it
+/// came from (a path of ours only: anything else goes to `/`, so the link cannot be used
+/// to send people to another site).
+async fn switch(Path(code): Path<String>, Query(query): Query<SwitchQuery>) -> Response {
+    let Some(lang) = Lang::parse(&code) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let back = query
+        .to
+        .filter(|path| is_local_path(path))
+        .unwrap_or_else(|| "/".to_owned());
+    let secure = std::env::var("DATBAN_SECURE_COOKIES").is_ok_and(|v| v == "1");
+    let cookie = format!(
+        "{COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax; HttpOnly{}",
+        lang.code(),
+        if secure { "; Secure" } else { "" }
+    );
+    // Both values are built from our own constants and a checked path; a path with
+    // characters a header cannot carry goes to `/` instead.
+    let location = HeaderValue::from_str(&back).unwrap_or(HeaderValue::from_static("/"));
+    let Ok(cookie) = HeaderValue::from_str(&cookie) else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    (
+        StatusCode::SEE_OTHER,
+        [(header::SET_COOKIE, cookie), (header::LOCATION, location)],
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(name.clone(), HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn the_cookie_wins_over_the_browser() {
+        let both = headers(&[
+            (header::ACCEPT_LANGUAGE, "vi-VN,vi;q=0.9"),
+            (header::COOKIE, "datban_owner=x; lang=en"),
+        ]);
+        assert_eq!(request_lang(&both), Lang::En);
+        let browser = headers(&[(header::ACCEPT_LANGUAGE, "en-US,en;q=0.9")]);
+        assert_eq!(request_lang(&browser), Lang::En);
+        let chosen = headers(&[
+            (header::ACCEPT_LANGUAGE, "en-US"),
+            (header::COOKIE, "lang=vi"),
+        ]);
+        assert_eq!(request_lang(&chosen), Lang::Vi);
+    }
+
+    #[test]
+    fn otherwise_vietnamese() {
+        assert_eq!(request_lang(&HeaderMap::new()), Lang::Vi);
+        let foreign = headers(&[
+            (header::ACCEPT_LANGUAGE, "fr, de;q=0.5"),
+            (header::COOKIE, "lang=fr; xlang=en"),
+        ]);
+        assert_eq!(request_lang(&foreign), Lang::Vi);
+    }
+}

@@ -147,3 +147,57 @@ test('writing something else leaves the booking undone, not declined, and it can
   await settled(page);
   await expect(page.getByTestId('booking-receipt')).toHaveCount(1);
 });
+
+test('the seed’s weekend question is answered with Saturday’s and Sunday’s forecast', async ({ page }) => {
+  await open(page);
+  await send(page, 'Cuối tuần này Đà Lạt có mưa không?');
+  const card = tool(page, 'getWeather', 'output-available');
+  await expect(card).toBeVisible();
+  await settled(page);
+  const reply = page.locator('.message.assistant').last();
+  await expect(reply).toContainText('thứ Bảy');
+  await expect(reply).toContainText('Chủ Nhật');
+  // The dates named are the coming weekend's, in Vietnam's time zone.
+  const weekend = (() => {
+    const now = new Date(Date.now() + 7 * 3600_000); // UTC+7, read with UTC getters
+    const day = now.getUTCDay(); // 0 = Sunday
+    const toSaturday = day === 0 ? -1 : 6 - day;
+    const at = (offset: number) => {
+      const d = new Date(now.getTime() + offset * 86400_000);
+      return `${String(d.getUTCDate()).padStart(2, '0')}/${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+    };
+    return day === 0 ? [at(0)] : [at(toSaturday), at(toSaturday + 1)];
+  })();
+  for (const date of weekend) {
+    await expect(reply).toContainText(date);
+  }
+});
+
+test.describe('with an English browser', () => {
+  test.use({ locale: 'en-US' });
+
+  test('the error notice and the form speak English, never the model’s text', async ({ page }) => {
+    await page.goto('/');
+    await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+    await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
+    const box = page.getByRole('textbox');
+    const say = async (text: string) => {
+      await box.fill(text);
+      await box.press('Enter');
+      await settled(page);
+    };
+    await say('Find a cha ca restaurant in Hanoi');
+    await expect(tool(page, 'searchRestaurants', 'output-available')).toBeVisible();
+    await say('Book Cha Ca Thang Long tomorrow at 7pm');
+    const notice = tool(page, 'createBooking', 'output-error').locator('.notice');
+    await expect(notice).toContainText('The party size is missing.');
+    await expect(notice).not.toContainText('partySize');
+    await expect(notice).not.toContainText('Invalid arguments');
+    await say('for 2 people');
+    const form = page.getByRole('form', { name: 'Confirm the booking' });
+    await expect(form).toBeVisible();
+    await expect(form.locator('.restaurant-name')).toHaveText('Chả Cá Thăng Long');
+    await expect(form.locator('.booking-when')).toContainText('7:00 PM');
+    await expect(form).not.toContainText('hn-cha-ca-thang-long');
+  });
+});

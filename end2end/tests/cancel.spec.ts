@@ -63,3 +63,36 @@ test('the bookings page loads in the browser and links back to the chat', async 
   await page.getByRole('link', { name: 'Về trò chuyện' }).click();
   await expect(page.locator('main.chat')).toBeVisible();
 });
+
+test('a cancellation left open is not done, and can still be made from the chat', async ({ page }) => {
+  await open(page);
+  await send(page, 'Tìm nhà hàng chả cá ở Hà Nội');
+  await expect(tool(page, 'searchRestaurants', 'output-available')).toBeVisible();
+  await settled(page);
+  await send(page, 'Đặt bàn ở Chả Cá Thăng Long cho 2 người tối mai lúc 18:00');
+  const bookingForm = page.getByRole('form', { name: 'Xác nhận đặt bàn' });
+  await bookingForm.getByRole('button', { name: 'Xác nhận đặt bàn' }).click();
+  const receipt = page.getByTestId('booking-receipt');
+  await expect(receipt).toBeVisible();
+  await settled(page);
+  const bookingId = (await receipt.locator('.booking-id').textContent())?.trim() ?? '';
+
+  await send(page, `Huỷ đặt chỗ ${bookingId}`);
+  await expect(page.getByRole('form', { name: 'Xác nhận huỷ đặt chỗ' })).toBeVisible();
+  await settled(page);
+  await send(page, 'Thời tiết Hà Nội hôm nay thế nào?');
+  await expect(tool(page, 'getWeather', 'output-available')).toBeVisible();
+  await settled(page);
+  const closed = tool(page, 'cancelBooking', 'output-error');
+  await expect(closed).toContainText('bạn đã gửi tin nhắn khác');
+  expect(await bookingStatus(page, bookingId)).not.toBe('cancelled');
+
+  await closed.getByRole('button', { name: 'Vẫn huỷ đặt chỗ này' }).click();
+  const form = page.getByRole('form', { name: 'Xác nhận huỷ đặt chỗ' });
+  await expect(form).toBeVisible();
+  await expect(form.locator('.cancel-booking-id')).toHaveText(bookingId);
+  await form.getByRole('button', { name: 'Huỷ đặt chỗ', exact: true }).click();
+  await expect(page.getByTestId('cancel-receipt')).toContainText(`Đã huỷ đặt chỗ ${bookingId}`);
+  await settled(page);
+  expect(await bookingStatus(page, bookingId)).toBe('cancelled');
+});

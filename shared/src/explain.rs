@@ -106,8 +106,8 @@ pub fn next_step(code: ErrorCode, retryable: bool, lang: Lang) -> &'static str {
             lang.pick("Không có gì thay đổi.", "Nothing changed.")
         }
         ErrorCode::MovedOn => lang.pick(
-            "Không có gì thay đổi. Nếu vẫn muốn, bạn có thể làm tiếp từ đây.",
-            "Nothing changed. If you still want it, you can go ahead from here.",
+            "Không có gì thay đổi. Nếu vẫn muốn, bạn có thể làm tiếp (mọi thứ sẽ được kiểm tra lại).",
+            "Nothing changed. If you still want it, you can still go ahead (it is checked again).",
         ),
         ErrorCode::ExecutionFailed => lang.pick(
             "Lỗi phía hệ thống; chưa có gì được thực hiện. Thử lại sau.",

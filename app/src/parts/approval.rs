@@ -31,6 +31,38 @@ pub(crate) fn decision_result(call_id: String, body: PartView) -> PartView {
     view! { <div class="decision-result" tabindex="-1" node_ref=node>{body}</div> }.into_part_view()
 }
 
+/// A confirmation the person left open by writing something else: said as what happened
+/// (not done, nobody declined), with a way to go ahead still — the server checks the call
+/// again against its data and asks for a fresh confirmation (`POST /api/calls/reopen`).
+pub(crate) fn moved_on(
+    call_id: String,
+    error: shared::tools::ToolError,
+    title: &'static str,
+    go_ahead: &'static str,
+) -> PartView {
+    let chat = use_context::<ChatState>();
+    let busy = move || chat.is_none_or(|chat| chat.busy());
+    let notice = super::error_notice(title.to_owned(), Some(error));
+    view! {
+        <div class="moved-on">
+            {notice}
+            <button
+                type="button"
+                class="button-secondary reopen-button"
+                disabled=busy
+                on:click=move |_| {
+                    if let Some(chat) = chat {
+                        chat.reopen(call_id.clone());
+                    }
+                }
+            >
+                {go_ahead}
+            </button>
+        </div>
+    }
+    .into_part_view()
+}
+
 /// Focuses a confirmation form once it is in the page: it is what the person must do next.
 pub(crate) fn focus_on_mount(form: NodeRef<leptos::html::Form>) {
     Effect::new(move |_| {

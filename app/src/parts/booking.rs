@@ -8,17 +8,18 @@ use shared::{
     lang::Lang,
     message::ToolState,
     preview::{ApprovalPreview, Availability, BookingPreview},
-    tools::{CreateBookingInput, CreateBookingOutput, ErrorCode, ToolError},
+    tools::{CreateBookingInput, CreateBookingOutput, ErrorCode},
 };
 
 use super::{
-    approval::{decided_buttons, decision_buttons, decision_result, focus_on_mount, Approval},
+    approval::{
+        decided_buttons, decision_buttons, decision_result, focus_on_mount, moved_on, Approval,
+    },
     error_notice, page_lang, partial_str,
 };
 use crate::format::{datetime, people};
 use crate::i18n::{lang, t};
 use crate::labels;
-use crate::state::ChatState;
 use crate::view::{IntoPartView, PartView};
 
 /// The part in its current state.
@@ -52,9 +53,12 @@ pub fn render(
             decided_form(&call_id, &input, approved)
         }
         ToolState::OutputAvailable { output, .. } => decision_result(call_id, receipt(output)),
-        ToolState::OutputError { error, .. } if error.code == ErrorCode::MovedOn => {
-            moved_on(call_id, error)
-        }
+        ToolState::OutputError { error, .. } if error.code == ErrorCode::MovedOn => moved_on(
+            call_id,
+            error,
+            t("Chưa đặt bàn", "No table booked"),
+            t("Vẫn đặt bàn này", "Book it anyway"),
+        ),
         ToolState::OutputError { error, .. } => error_notice(
             t("Chưa đặt được bàn", "The table is not booked").to_owned(),
             Some(error),
@@ -395,37 +399,6 @@ fn ConfirmForm(
             )}
         </form>
     }
-}
-
-/// A confirmation the person left open by writing something else: said as what happened
-/// (not booked, nobody declined), with a way to go ahead still — the server checks the
-/// slot again and asks for a fresh confirmation.
-fn moved_on(call_id: String, error: ToolError) -> PartView {
-    let lang = page_lang();
-    let chat = use_context::<ChatState>();
-    let busy = move || chat.is_none_or(|chat| chat.busy());
-    let notice = error_notice(
-        lang.pick("Chưa đặt bàn", "No table booked").to_owned(),
-        Some(error),
-    );
-    view! {
-        <div class="moved-on">
-            {notice}
-            <button
-                type="button"
-                class="button-secondary reopen-button"
-                disabled=busy
-                on:click=move |_| {
-                    if let Some(chat) = chat {
-                        chat.reopen(call_id.clone());
-                    }
-                }
-            >
-                {lang.pick("Vẫn đặt bàn này", "Book it anyway")}
-            </button>
-        </div>
-    }
-    .into_part_view()
 }
 
 /// What the server found the booking would be, above the form's fields: the restaurant by

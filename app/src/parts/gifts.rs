@@ -9,13 +9,13 @@ use shared::{
     message::{ToolPart, ToolState},
     preview::ApprovalPreview,
     tools::{
-        CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, GiftSuggestion,
+        CheckoutDraft, CheckoutSession, CreateCheckoutSessionInput, ErrorCode, GiftSuggestion,
         PrepareCheckoutInput, SuggestGiftsInput, SuggestGiftsOutput,
     },
 };
 
 use super::{
-    approval::{decided_buttons, decision_buttons, Approval},
+    approval::{decided_buttons, decision_buttons, decision_result, moved_on, Approval},
     error_notice, partial_str, skeleton,
 };
 use crate::i18n::{lang, t, Lang};
@@ -124,7 +124,16 @@ pub fn render_checkout(
             view! { <CheckoutForm call_id input preview/> }.into_part_view()
         }
         ToolState::ApprovalResponded { input, approved } => decided_checkout(&input, approved),
-        ToolState::OutputAvailable { output, .. } => receipt(output),
+        ToolState::OutputAvailable { output, .. } => decision_result(call_id, receipt(output)),
+        ToolState::OutputError { error, .. } if error.code == ErrorCode::MovedOn => moved_on(
+            call_id,
+            error,
+            t(
+                "Chưa mua — không có gì bị trừ",
+                "Not bought — you were not charged",
+            ),
+            t("Vẫn mua món này", "Buy it anyway"),
+        ),
         ToolState::OutputError { error, .. } => error_notice(
             t(
                 "Chưa mua được quà — không có gì bị trừ",

@@ -7,13 +7,13 @@ use shared::{
     message::{ToolPart, ToolState},
     preview::ApprovalPreview,
     tools::{
-        BookingState, BookingSummary, CancelBookingInput, CancelBookingOutput, ListBookingsInput,
-        ListBookingsOutput,
+        BookingState, BookingSummary, CancelBookingInput, CancelBookingOutput, ErrorCode,
+        ListBookingsInput, ListBookingsOutput,
     },
 };
 
 use super::{
-    approval::{decided_buttons, decision_buttons, Approval},
+    approval::{decided_buttons, decision_buttons, decision_result, moved_on, Approval},
     error_notice, partial_str, skeleton,
 };
 use crate::i18n::{lang, t, Lang};
@@ -179,7 +179,18 @@ pub fn render_cancel(
             view! { <CancelForm call_id input preview/> }.into_part_view()
         }
         ToolState::ApprovalResponded { input, approved } => decided_cancel(&input, approved),
-        ToolState::OutputAvailable { output, .. } => cancel_receipt(output),
+        ToolState::OutputAvailable { output, .. } => {
+            decision_result(call_id, cancel_receipt(output))
+        }
+        ToolState::OutputError { error, .. } if error.code == ErrorCode::MovedOn => moved_on(
+            call_id,
+            error,
+            t(
+                "Chưa huỷ — đặt chỗ vẫn giữ nguyên",
+                "Not cancelled — your booking still stands",
+            ),
+            t("Vẫn huỷ đặt chỗ này", "Cancel it anyway"),
+        ),
         ToolState::OutputError { error, .. } => error_notice(
             t(
                 "Chưa huỷ được — đặt chỗ vẫn giữ nguyên",

@@ -200,4 +200,19 @@ test.describe('with an English browser', () => {
     await expect(form.locator('.booking-when')).toContainText('7:00 PM');
     await expect(form).not.toContainText('hn-cha-ca-thang-long');
   });
+
+  test('an empty search says why in English, not in the tool’s Vietnamese', async ({ page }) => {
+    await page.goto('/');
+    await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
+    const box = page.getByRole('textbox');
+    await box.fill('Find a sushi restaurant in Hue');
+    await box.press('Enter');
+    await settled(page);
+    const empty = tool(page, 'searchRestaurants', 'output-available').locator('.empty-results');
+    await expect(empty).toBeVisible();
+    await expect(empty.locator('.empty-reason')).toContainText('No matching restaurants');
+    const text = (await empty.textContent()) ?? '';
+    // Vietnamese letters are allowed only in the city's own name.
+    expect(text.replace(/Huế/g, '')).not.toMatch(/[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]/i);
+  });
 });

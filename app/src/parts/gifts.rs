@@ -228,9 +228,10 @@ fn suggestions(input: &SuggestGiftsInput, output: SuggestGiftsOutput) -> PartVie
     let lang = lang();
     let for_whom = criteria(lang, input);
     if gifts.is_empty() {
+        // The tool writes its reason in Vietnamese only (see `restaurants::render`).
         let reason = no_results_reason
             .map(|reason| reason.trim().to_owned())
-            .filter(|reason| !reason.is_empty())
+            .filter(|reason| lang == Lang::Vi && !reason.is_empty())
             .unwrap_or_else(|| {
                 lang.pick(
                     "Không có món quà nào trong danh mục khớp với yêu cầu.",

@@ -77,9 +77,10 @@ pub fn render_list(state: ToolState<ListBookingsInput, ListBookingsOutput>) -> P
 
 /// The empty state: the reason the server gave, or a plain one.
 pub(crate) fn empty_bookings(reason: Option<String>) -> impl IntoView {
+    // The tool writes its reason in Vietnamese only: an English page uses its own words.
     let reason = reason
         .map(|reason| reason.trim().to_owned())
-        .filter(|reason| !reason.is_empty())
+        .filter(|reason| lang() == Lang::Vi && !reason.is_empty())
         .unwrap_or_else(|| t("Bạn chưa có đặt chỗ nào.", "You have no bookings.").to_owned());
     view! {
         <div class="card empty-results bookings-empty" role="status">

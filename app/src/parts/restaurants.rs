@@ -59,8 +59,10 @@ fn results(input: SearchRestaurantsInput, output: SearchRestaurantsOutput) -> Pa
         no_results_reason,
     } = output;
     if restaurants.is_empty() {
+        // The tool writes its reason in Vietnamese only: an English page says it in its
+        // own words rather than show another language.
         let reason = no_results_reason
-            .filter(|reason| !reason.trim().is_empty())
+            .filter(|reason| lang == Lang::Vi && !reason.trim().is_empty())
             .unwrap_or_else(|| match lang {
                 Lang::Vi => format!("Không tìm thấy nhà hàng phù hợp ở {}.", input.city),
                 Lang::En => format!("No matching restaurants in {}.", input.city),

@@ -293,10 +293,7 @@ fn no_such(entity: Entity, lang: Lang) -> &'static str {
             "Không tìm thấy đơn quà này.",
             "This gift order could not be found.",
         ),
-        Entity::Tool => lang.pick(
-            "Trợ lý đã gọi một chức năng không có.",
-            "The assistant asked for something it cannot do.",
-        ),
+        Entity::Tool => code_sentence(ErrorCode::UnknownTool, lang),
     }
 }
 

@@ -105,15 +105,15 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         preview: Option<ApprovalPreview>,
     },
-    /// The person decided (ours: the AI SDK has no chunk for this).
+    /// The person decided. A transient data chunk (`data-tool-approval-response`), not the
+    /// `tool-approval-response` chunk of AI SDK 7: AI SDK 6 clients refuse a whole stream
+    /// that holds a chunk type they do not know, and both pass data chunks through.
+    #[serde(rename = "data-tool-approval-response")]
     ToolApprovalResponse {
-        /// Call id.
-        tool_call_id: String,
         /// The decision.
-        approved: bool,
-        /// The input as approved, when the person edited it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        input: Option<Value>,
+        data: Decision,
+        /// Always `true`: the decision changes the call's part, it is no part of its own.
+        transient: Transient,
     },
     /// The tool returned.
     ToolOutputAvailable {
@@ -138,6 +138,9 @@ pub enum AgentEvent {
     },
     /// The run stopped or paused.
     Finish {
+        /// The run's status in the AI SDK's words (one of those AI SDK 6 accepts).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish_reason: Option<FinishReason>,
         /// Carries the run's status.
         message_metadata: MessageMetadata,
     },
@@ -146,6 +149,101 @@ pub enum AgentEvent {
         /// What the person sees.
         error_text: String,
     },
+}
+
+/// A person's decision on a call that asked for one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    /// Call id.
+    pub tool_call_id: String,
+    /// The approval the decision answers (the AI SDK's `approval.id`).
+    pub approval_id: String,
+    /// The decision.
+    pub approved: bool,
+    /// The input as approved, when the person edited it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// Why, when the person's client said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The `transient: true` of a data chunk: AI SDK clients hand it to `onData` and add no
+/// part for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Transient;
+
+impl Serialize for Transient {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(true)
+    }
+}
+
+impl<'de> Deserialize<'de> for Transient {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if bool::deserialize(deserializer)? {
+            Ok(Transient)
+        } else {
+            Err(serde::de::Error::custom("a decision chunk is always transient"))
+        }
+    }
+}
+
+/// Why a reply's stream ended, in the AI SDK's `finishReason` values that AI SDK 6 and 7
+/// both accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FinishReason {
+    /// The model finished its answer.
+    Stop,
+    /// A bound on the reply was reached.
+    Length,
+    /// The reply waits for tool results (here: the person's decision).
+    ToolCalls,
+    /// The reply failed.
+    Error,
+    /// Anything else (stopped by the person).
+    Other,
+}
+
+impl From<RunStatus> for FinishReason {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Completed => FinishReason::Stop,
+            RunStatus::AwaitingApproval => FinishReason::ToolCalls,
+            RunStatus::StepLimit => FinishReason::Length,
+            RunStatus::TooManyToolErrors | RunStatus::Error => FinishReason::Error,
+            RunStatus::Stopped => FinishReason::Other,
+        }
+    }
+}
+
+impl AgentEvent {
+    /// The end of a run with `status`, its finish reason derived from it.
+    pub fn finish(status: RunStatus, conversation_id: Option<String>) -> Self {
+        AgentEvent::Finish {
+            finish_reason: Some(status.into()),
+            message_metadata: MessageMetadata {
+                status: Some(status),
+                conversation_id,
+            },
+        }
+    }
+
+    /// The person's decision on call `tool_call_id` (whose approval id is the call id).
+    pub fn decided(tool_call_id: &str, approved: bool, input: Option<Value>) -> Self {
+        AgentEvent::ToolApprovalResponse {
+            data: Decision {
+                tool_call_id: tool_call_id.to_owned(),
+                approval_id: tool_call_id.to_owned(),
+                approved,
+                input,
+                reason: None,
+            },
+            transient: Transient,
+        }
+    }
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -207,10 +305,9 @@ pub(crate) fn event_from_value(value: Value) -> Result<AgentEvent, String> {
             tool_call_id: take_str(f, "toolCallId")?,
             preview: take_opt(f, "preview")?,
         },
-        "tool-approval-response" => AgentEvent::ToolApprovalResponse {
-            tool_call_id: take_str(f, "toolCallId")?,
-            approved: typed(take(f, "approved")?)?,
-            input: f.remove("input").filter(|input| !input.is_null()),
+        "data-tool-approval-response" => AgentEvent::ToolApprovalResponse {
+            data: typed(take(f, "data")?)?,
+            transient: typed(take(f, "transient")?)?,
         },
         "tool-output-available" => AgentEvent::ToolOutputAvailable {
             tool_call_id: take_str(f, "toolCallId")?,
@@ -225,6 +322,7 @@ pub(crate) fn event_from_value(value: Value) -> Result<AgentEvent, String> {
             tool_call_id: take_str(f, "toolCallId")?,
         },
         "finish" => AgentEvent::Finish {
+            finish_reason: take_opt(f, "finishReason")?,
             message_metadata: typed(take(f, "messageMetadata")?)?,
         },
         "error" => AgentEvent::Error {
@@ -342,19 +440,15 @@ impl Message {
                 })
             }
             AgentEvent::ToolApprovalRequest {
+                approval_id,
                 tool_call_id,
                 preview,
-                ..
             } => self.with_call(tool_call_id, |call| {
-                call.approval_requested(preview.clone())
+                call.approval_requested(approval_id, preview.clone())
             }),
-            AgentEvent::ToolApprovalResponse {
-                tool_call_id,
-                approved,
-                input,
-            } => self.with_call(tool_call_id, |call| {
-                call.approval_responded(*approved, input.clone())
-            }),
+            AgentEvent::ToolApprovalResponse { data, .. } => {
+                self.with_call(&data.tool_call_id, |call| call.approval_responded(data))
+            }
             AgentEvent::ToolOutputAvailable {
                 tool_call_id,
                 output,
@@ -367,7 +461,9 @@ impl Message {
             AgentEvent::ToolOutputDenied { tool_call_id } => {
                 self.with_call(tool_call_id, |call| call.output_denied())
             }
-            AgentEvent::Finish { message_metadata } => {
+            AgentEvent::Finish {
+                message_metadata, ..
+            } => {
                 self.status = message_metadata.status.or(Some(RunStatus::Completed));
                 Applied::Yes
             }
@@ -449,15 +545,10 @@ mod tests {
             serde_json::to_value(&event).unwrap(),
             json!({"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": "{\"ci"})
         );
-        let finish = AgentEvent::Finish {
-            message_metadata: MessageMetadata {
-                status: Some(RunStatus::StepLimit),
-                conversation_id: None,
-            },
-        };
+        let finish = AgentEvent::finish(RunStatus::StepLimit, None);
         assert_eq!(
             serde_json::to_value(&finish).unwrap(),
-            json!({"type": "finish", "messageMetadata": {"status": "step-limit"}})
+            json!({"type": "finish", "finishReason": "length", "messageMetadata": {"status": "step-limit"}})
         );
         assert_eq!(
             serde_json::to_value(AgentEvent::StartStep).unwrap(),
@@ -571,11 +662,7 @@ mod tests {
 
         let mut edited = booking_input();
         edited["partySize"] = json!(6);
-        message.apply(&AgentEvent::ToolApprovalResponse {
-            tool_call_id: "b1".into(),
-            approved: true,
-            input: Some(edited),
-        });
+        message.apply(&AgentEvent::decided("b1", true, Some(edited)));
         message.apply(&AgentEvent::ToolOutputAvailable {
             tool_call_id: "b1".into(),
             output: json!({"bookingId": "BK-1", "status": "confirmed", "restaurantId": "hn-1",
@@ -702,12 +789,7 @@ mod tests {
             },
             input_start("c1", "getWeather"),
             input_delta("c1", "{\"city\":\"Hu"),
-            AgentEvent::Finish {
-                message_metadata: MessageMetadata {
-                    status: Some(RunStatus::Error),
-                    conversation_id: None,
-                },
-            },
+            AgentEvent::finish(RunStatus::Error, None),
         ]);
         let json = serde_json::to_value(&message).unwrap();
         assert_eq!(json["parts"][1]["type"], "tool");
@@ -875,11 +957,7 @@ mod proptests {
                 preview: None,
             }),
             (id(), any::<bool>(), prop::option::of(input())).prop_map(|(id, approved, input)| {
-                AgentEvent::ToolApprovalResponse {
-                    tool_call_id: id,
-                    approved,
-                    input,
-                }
+                AgentEvent::decided(&id, approved, input)
             }),
             (id(), output()).prop_map(|(id, output)| AgentEvent::ToolOutputAvailable {
                 tool_call_id: id,
@@ -892,6 +970,7 @@ mod proptests {
             }),
             id().prop_map(|id| AgentEvent::ToolOutputDenied { tool_call_id: id }),
             prop::sample::select(&STATUSES[..]).prop_map(|status| AgentEvent::Finish {
+                finish_reason: status.map(FinishReason::from),
                 message_metadata: MessageMetadata {
                     status,
                     conversation_id: None,
@@ -974,10 +1053,10 @@ mod proptests {
                     {
                         asked.insert(tool_call_id.clone());
                     }
-                    AgentEvent::ToolApprovalResponse { tool_call_id, approved: true, .. }
-                        if state_of(tool_call_id) == Some("approval-requested") =>
+                    AgentEvent::ToolApprovalResponse { data, .. }
+                        if data.approved && state_of(&data.tool_call_id) == Some("approval-requested") =>
                     {
-                        approved.insert(tool_call_id.clone());
+                        approved.insert(data.tool_call_id.clone());
                     }
                     AgentEvent::TextStart { id } => {
                         texts.entry(id.clone()).or_default();
@@ -986,7 +1065,7 @@ mod proptests {
                         texts.entry(id.clone()).or_default().push_str(delta);
                     }
                     AgentEvent::Start { .. } => status = None,
-                    AgentEvent::Finish { message_metadata } => {
+                    AgentEvent::Finish { message_metadata, .. } => {
                         status = message_metadata.status.or(Some(RunStatus::Completed));
                     }
                     AgentEvent::Error { .. } => status = Some(RunStatus::Error),

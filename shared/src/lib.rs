@@ -11,6 +11,7 @@ pub mod message;
 pub mod partial_json;
 pub mod preview;
 pub mod tools;
+pub mod ui_message;
 
 /// The version of the datban crates, reported by `GET /healthz`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -3,6 +3,7 @@
 use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::events::Decision;
 use crate::preview::ApprovalPreview;
 use crate::{
     partial_json::PartialJson,
@@ -72,6 +73,11 @@ pub struct Message {
     /// How the run that wrote it ended, for assistant messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<RunStatus>,
+    /// The id the person's own client gave this message (an AI SDK front end names the
+    /// messages it sends): that client is shown this id, while ours stays unique across
+    /// every owner's conversations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
 }
 
 impl Message {
@@ -295,7 +301,12 @@ fn call_from_fields<T: Tool>(mut fields: Fields) -> Result<ToolCall<T>, String> 
         },
         other => return Err(format!("unknown variant `{other}`")),
     };
-    Ok(ToolCall { id, state })
+    let approval = take_opt(&mut fields, "approval")?;
+    Ok(ToolCall {
+        id,
+        state,
+        approval,
+    })
 }
 
 pub(crate) fn take(fields: &mut Fields, name: &str) -> Result<Value, String> {
@@ -426,6 +437,26 @@ pub struct ToolCall<T: Tool> {
     /// Where the call is.
     #[serde(flatten)]
     pub state: ToolState<T::Input, T::Output>,
+    /// The person's part in the call, once they were asked: kept after the call ends,
+    /// because the state alone cannot say whether a failed call was approved first, and
+    /// AI SDK clients show the approval with every later state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+}
+
+/// A call's request for the person's decision, and the decision once made (the AI SDK's
+/// `approval` of a tool part).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    /// The id a decision names (in datban, the call id).
+    pub id: String,
+    /// The decision; absent while it is awaited, and for a confirmation closed unanswered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
+    /// Why, when the person's client said so with the decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A call the model made to a tool we do not have; shown as an error, never run.
@@ -561,6 +592,30 @@ impl ToolPart {
         each_call!(self, call => call.input_json())
     }
 
+    /// The input as an AI SDK client holds it: while it streams, what arrived so far as
+    /// a value; afterwards as [`ToolPart::input_json`].
+    pub fn ui_input(&self) -> Option<Value> {
+        each_call!(self, call => call.ui_input())
+    }
+
+    /// The result as JSON, once the tool returned.
+    pub fn output_json(&self) -> Option<Value> {
+        match self.outcome() {
+            CallOutcome::Output(output) => Some(output),
+            _ => None,
+        }
+    }
+
+    /// What went wrong, once the call failed.
+    pub fn error(&self) -> Option<&ToolError> {
+        each_call!(self, call => call.error())
+    }
+
+    /// The person's part in the call, once they were asked.
+    pub fn approval(&self) -> Option<&Approval> {
+        each_call!(self, call => call.approval())
+    }
+
     /// Where the call ended up, for the model's history.
     pub fn outcome(&self) -> CallOutcome {
         each_call!(self, call => call.outcome())
@@ -610,6 +665,7 @@ impl<T: Tool> ToolCall<T> {
         Self {
             id,
             state: ToolState::InputStreaming(StreamingInput::default()),
+            approval: None,
         }
     }
 }
@@ -638,8 +694,8 @@ pub(crate) trait ToolCallOps {
     fn is_final(&self) -> bool;
     fn stream_input(&mut self, delta: &str) -> bool;
     fn input_available(&mut self, input: Value) -> bool;
-    fn approval_requested(&mut self, preview: Option<ApprovalPreview>) -> bool;
-    fn approval_responded(&mut self, approved: bool, input: Option<Value>) -> bool;
+    fn approval_requested(&mut self, approval_id: &str, preview: Option<ApprovalPreview>) -> bool;
+    fn approval_responded(&mut self, decision: &Decision) -> bool;
     fn output_available(&mut self, output: Value) -> bool;
     fn output_error(&mut self, input: Option<Value>, error: ToolError) -> bool;
     fn output_denied(&mut self) -> bool;
@@ -650,6 +706,24 @@ pub(crate) fn typed<V: DeserializeOwned>(value: Value) -> Result<V, String> {
 }
 
 impl<T: Tool> ToolCall<T> {
+    fn ui_input(&self) -> Option<Value> {
+        match &self.state {
+            ToolState::InputStreaming(input) => Some(input.partial().clone()),
+            _ => self.input_json(),
+        }
+    }
+
+    fn approval(&self) -> Option<&Approval> {
+        self.approval.as_ref()
+    }
+
+    fn error(&self) -> Option<&ToolError> {
+        match &self.state {
+            ToolState::OutputError { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
     fn input_json(&self) -> Option<Value> {
         match &self.state {
             ToolState::InputStreaming(input) => Some(Value::String(input.raw().to_owned())),
@@ -722,13 +796,18 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
         true
     }
 
-    fn approval_requested(&mut self, preview: Option<ApprovalPreview>) -> bool {
+    fn approval_requested(&mut self, approval_id: &str, preview: Option<ApprovalPreview>) -> bool {
         match &mut self.state {
             ToolState::InputAvailable { input } => {
                 self.state = ToolState::ApprovalRequested {
                     input: input.clone(),
                     preview,
                 };
+                self.approval = Some(Approval {
+                    id: approval_id.to_owned(),
+                    approved: None,
+                    reason: None,
+                });
                 true
             }
             // Asked again with fresh facts (the slot filled up before the decision): the
@@ -741,16 +820,26 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
         }
     }
 
-    fn approval_responded(&mut self, approved: bool, edited: Option<Value>) -> bool {
+    fn approval_responded(&mut self, decision: &Decision) -> bool {
         let ToolState::ApprovalRequested { input, .. } = &self.state else {
             return false;
         };
-        let input = match edited.map(typed::<T::Input>) {
+        let input = match decision.input.clone().map(typed::<T::Input>) {
             Some(Ok(edited)) => edited,
             Some(Err(_)) => return false,
             None => input.clone(),
         };
-        self.state = ToolState::ApprovalResponded { input, approved };
+        self.state = ToolState::ApprovalResponded {
+            input,
+            approved: decision.approved,
+        };
+        let approval = self.approval.get_or_insert_with(|| Approval {
+            id: decision.approval_id.clone(),
+            approved: None,
+            reason: None,
+        });
+        approval.approved = Some(decision.approved);
+        approval.reason.clone_from(&decision.reason);
         true
     }
 
@@ -815,6 +904,18 @@ impl UnknownToolCall {
         None
     }
 
+    fn ui_input(&self) -> Option<Value> {
+        self.input_json()
+    }
+
+    fn error(&self) -> Option<&ToolError> {
+        self.error.as_ref()
+    }
+
+    fn approval(&self) -> Option<&Approval> {
+        None
+    }
+
     fn input_json(&self) -> Option<Value> {
         Some(
             serde_json::from_str(&self.raw_input)
@@ -859,11 +960,11 @@ impl ToolCallOps for UnknownToolCall {
         false
     }
 
-    fn approval_requested(&mut self, _preview: Option<ApprovalPreview>) -> bool {
+    fn approval_requested(&mut self, _approval_id: &str, _preview: Option<ApprovalPreview>) -> bool {
         false
     }
 
-    fn approval_responded(&mut self, _approved: bool, _input: Option<Value>) -> bool {
+    fn approval_responded(&mut self, _decision: &Decision) -> bool {
         false
     }
 

@@ -12,7 +12,7 @@ use futures::{stream::FuturesUnordered, StreamExt};
 use serde_json::Value;
 use shared::{
     events::AgentEvent,
-    message::{Message, MessageMetadata, MessagePart, RunStatus},
+    message::{CallOutcome, Message, MessageMetadata, MessagePart, RunStatus, ToolPart},
     tools::{
         validate_arguments, Assistant, Entity, ErrorCode, Rule, ToolError, ToolInput, ToolName,
         ValidationContext,
@@ -119,6 +119,9 @@ pub struct Decision {
     pub approved: bool,
     /// The input as the person edited it, already validated.
     pub edited: Option<ToolInput>,
+    /// Why, when the person's client said so (AI SDK clients may send one with a
+    /// decision); kept on the part and told to the model with a decline.
+    pub reason: Option<String>,
 }
 
 /// What every assistant is told: tool results are data, never orders.
@@ -175,6 +178,48 @@ async fn give_back(db: &Pool, taken: &TakenCall) {
     if let Err(error) = store::release_pending(db, taken).await {
         tracing::error!(%error, call = %taken.call.tool_call_id, "giving a decision back failed");
     }
+}
+
+/// Whether a call in a reply was carried out: approved and executed, with a result. Such a
+/// call is kept when the reply is written again, never run a second time.
+pub fn was_carried_out(part: &ToolPart) -> bool {
+    let effect =
+        ToolName::parse(part.tool_name()).is_some_and(|tool| tool.definition().requires_approval);
+    effect && matches!(part.outcome(), CallOutcome::Output(_))
+}
+
+/// The events that rebuild a carried-out call's part as it ended, its approval restated
+/// as an earlier one (the person is not asked again).
+fn carried_events(part: &ToolPart) -> Vec<AgentEvent> {
+    let (Some(input), CallOutcome::Output(output)) = (part.input_json(), part.outcome()) else {
+        return Vec::new();
+    };
+    let id = part.id().to_owned();
+    let approval_id = part
+        .approval()
+        .map_or_else(|| id.clone(), |approval| approval.id.clone());
+    let mut decided = AgentEvent::decided(&id, true, None);
+    if let AgentEvent::ToolApprovalResponse { data, .. } = &mut decided {
+        data.approval_id.clone_from(&approval_id);
+        data.earlier = true;
+    }
+    vec![
+        AgentEvent::ToolInputAvailable {
+            tool_call_id: id.clone(),
+            tool_name: part.tool_name().to_owned(),
+            input,
+        },
+        AgentEvent::ToolApprovalRequest {
+            approval_id,
+            tool_call_id: id.clone(),
+            preview: None,
+        },
+        decided,
+        AgentEvent::ToolOutputAvailable {
+            tool_call_id: id,
+            output,
+        },
+    ]
 }
 
 const EXECUTION_FAILED: &str =
@@ -272,17 +317,22 @@ impl Agent {
         run.finish(status).await
     }
 
-    /// Records the person's decision on a taken pending call, executes it if approved, and
-    /// resumes the loop once no call of that message is pending any more.
+    /// Records the person's decisions on taken pending calls of one message, executes the
+    /// approved ones, and resumes the loop once no call of that message is pending any more.
     pub async fn resume(
         &self,
-        taken: TakenCall,
-        decision: Decision,
+        taken: Vec<(TakenCall, Decision)>,
         tx: EventSender,
         cancel: CancellationToken,
         last: Option<LastSave>,
     ) -> RunStatus {
-        let pending = &taken.call;
+        let Some((first, _)) = taken.first() else {
+            tx.send(AgentEvent::Error {
+                error_text: "Nothing to decide.".into(),
+            });
+            return RunStatus::Error;
+        };
+        let pending = first.call.clone();
         let loaded = store::message(&self.db, &pending.conversation_id, &pending.message_id).await;
         let message = match loaded {
             Ok(Some(message)) => message,
@@ -294,9 +344,11 @@ impl Agent {
                 return RunStatus::Error;
             }
             Err(error) => {
-                // Nothing was decided: the person's decision is given back, not used up.
+                // Nothing was decided: the person's decisions are given back, not used up.
                 tracing::error!(%error, call = %pending.tool_call_id, "loading message failed");
-                give_back(&self.db, &taken).await;
+                for (call, _) in &taken {
+                    give_back(&self.db, call).await;
+                }
                 tx.send(AgentEvent::Error {
                     error_text: DECISION_NOT_SAVED.into(),
                 });
@@ -317,10 +369,22 @@ impl Agent {
         // status), so a reload now follows this run instead of showing the old pause.
         run.save().await;
         if !run.load_assistant().await {
+            for (call, _) in &taken {
+                give_back(&self.db, call).await;
+            }
             return run.finish(RunStatus::Error).await;
         }
-        if run.decide(&taken, decision).await == Decided::GivenBack {
-            // The part is still "approval-requested" and the call pending: the stored
+        let mut given_back = false;
+        for (call, decision) in taken {
+            if call.call.message_id != pending.message_id {
+                // Decisions continue one reply; a call of another waits for its own.
+                give_back(&self.db, &call).await;
+                continue;
+            }
+            given_back |= run.decide(&call, decision).await == Decided::GivenBack;
+        }
+        if given_back {
+            // Such a part is still "approval-requested" and its call pending: the stored
             // message says so too, and the form can be sent again.
             run.emit(AgentEvent::Error {
                 error_text: DECISION_NOT_SAVED.into(),
@@ -335,6 +399,40 @@ impl Agent {
                 tracing::error!(%error, "counting pending calls failed");
                 return run.finish(RunStatus::Error).await;
             }
+        }
+        let status = run.steps().await;
+        run.finish(status).await
+    }
+
+    /// Writes `reply` (stored, empty) as the new answer to the conversation's last
+    /// message: the calls `carried` from the replies it replaces first, as they ended
+    /// (they are not run again), then the model's turns.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn regenerate(
+        &self,
+        owner_id: &str,
+        conversation_id: &str,
+        known: Known,
+        reply: Message,
+        carried: Vec<ToolPart>,
+        tx: EventSender,
+        cancel: CancellationToken,
+        last: LastSave,
+    ) -> RunStatus {
+        let mut run = Run::new(self, owner_id, conversation_id, reply, tx, cancel);
+        run.last = Some(last);
+        run.assistant = known.assistant;
+        run.earlier = known.earlier;
+        run.start();
+        if !carried.is_empty() {
+            run.emit(AgentEvent::StartStep);
+            for part in &carried {
+                for event in carried_events(part) {
+                    run.emit(event);
+                }
+            }
+            run.emit(AgentEvent::FinishStep);
+            run.save_later().await;
         }
         let status = run.steps().await;
         run.finish(status).await
@@ -452,12 +550,10 @@ impl<'a> Run<'a> {
 
     /// Ends the message with `status` and has it stored.
     async fn close(&mut self, status: RunStatus) {
-        self.emit(AgentEvent::Finish {
-            message_metadata: MessageMetadata {
-                status: Some(status),
-                conversation_id: Some(self.conversation_id.clone()),
-            },
-        });
+        self.emit(AgentEvent::finish(
+            status,
+            Some(self.conversation_id.clone()),
+        ));
         self.save_later().await;
     }
 
@@ -914,11 +1010,11 @@ impl<'a> Run<'a> {
     async fn decide(&mut self, taken: &TakenCall, decision: Decision) -> Decided {
         let pending = &taken.call;
         let edited_json = decision.edited.as_ref().map(ToolInput::to_json);
-        let response = AgentEvent::ToolApprovalResponse {
-            tool_call_id: pending.tool_call_id.clone(),
-            approved: decision.approved,
-            input: edited_json,
-        };
+        let mut response =
+            AgentEvent::decided(&pending.tool_call_id, decision.approved, edited_json);
+        if let AgentEvent::ToolApprovalResponse { data, .. } = &mut response {
+            data.reason.clone_from(&decision.reason);
+        }
         if !decision.approved {
             // The decline is recorded (the row deleted) before the part says so.
             if !self.finish_pending(taken).await {

@@ -21,9 +21,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use shared::{
     events::{AgentEvent, UI_MESSAGE_STREAM_VERSION},
-    message::{CallOutcome, Message, MessageMetadata, Role, RunStatus},
+    message::{CallOutcome, Message, Role, RunStatus},
     tools::{Assistant, ErrorCode, ToolError, ToolName, ValidationIssue},
 };
+
+mod transport;
+
+use transport::{Action, ConversationRef};
 
 use crate::{
     agent::{self, Decision, EditRejected, Known},
@@ -212,24 +216,112 @@ fn sse(events: runs::EventStream, run_id: &str) -> Response {
     response
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ChatRequest {
-    #[serde(default)]
-    conversation_id: Option<String>,
-    text: String,
-    #[serde(default)]
-    assistant: Option<String>,
-}
-
+/// `POST /api/chat`: a person's message, the regeneration of the last reply, or (from an
+/// AI SDK client) decisions on the last reply's confirmations; see [`transport`] for the
+/// two bodies it reads.
 async fn chat(
     State(state): State<AppState>,
     Extension(OwnerId(owner)): Extension<OwnerId>,
-    body: Result<Json<ChatRequest>, JsonRejection>,
+    body: Result<Json<transport::ChatBody>, JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let Json(request) = body?;
-    let text = request.text.trim().to_owned();
-    if text.is_empty() {
+    let Json(body) = body?;
+    let request = body.into_request()?;
+    match request.action {
+        Action::Say { text, client_id } => {
+            say(
+                &state,
+                owner,
+                &request.conversation,
+                request.assistant.as_deref(),
+                text,
+                client_id,
+            )
+            .await
+        }
+        Action::Decide(decisions) => {
+            let conversation = existing(&state, &owner, &request.conversation).await?;
+            let wanted = decisions
+                .into_iter()
+                .map(|decision| Wanted {
+                    call_id: decision.approval_id,
+                    approved: decision.approved,
+                    edited_input: None,
+                    reason: decision.reason,
+                })
+                .collect();
+            decide_all(&state, owner, &conversation.id, wanted).await
+        }
+        Action::Regenerate => {
+            let conversation = existing(&state, &owner, &request.conversation).await?;
+            regenerate(&state, owner, conversation).await
+        }
+    }
+}
+
+fn unknown_assistant() -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "UNKNOWN_ASSISTANT",
+        "Unknown assistant; available: restaurant, gifts, shipping.",
+    )
+}
+
+fn parse_assistant(name: Option<&str>) -> Result<Assistant, ApiError> {
+    match name {
+        None => Ok(Assistant::default()),
+        Some(name) => Assistant::parse(name).ok_or_else(unknown_assistant),
+    }
+}
+
+/// The owner's conversation a client calls `id`: ours of that id, else the one keyed by
+/// the client's id (see [`transport::client_conversation_id`]). Another owner's
+/// conversation of either id is not found.
+pub(crate) async fn find_client_conversation(
+    state: &AppState,
+    owner: &str,
+    id: &str,
+) -> Result<Option<store::Conversation>, ApiError> {
+    if let Some(conversation) = store::find_conversation(&state.reads, id, owner).await? {
+        return Ok(Some(conversation));
+    }
+    if transport::check_client_id(id, "id").is_err() {
+        return Ok(None);
+    }
+    let keyed = transport::client_conversation_id(state.cookie_key.signing(), owner, id);
+    Ok(store::find_conversation(&state.reads, &keyed, owner).await?)
+}
+
+/// The stored conversation a request names; a new one is not there to act on.
+async fn existing(
+    state: &AppState,
+    owner: &str,
+    conversation: &ConversationRef,
+) -> Result<store::Conversation, ApiError> {
+    let found = match conversation {
+        ConversationRef::New => None,
+        ConversationRef::Ours(id) => store::find_conversation(&state.db, id, owner).await?,
+        ConversationRef::Client(id) => find_client_conversation(state, owner, id).await?,
+    };
+    found.ok_or_else(|| ApiError::not_found("Conversation"))
+}
+
+/// A person's message: stored with the empty reply in one commit, then answered by a run.
+async fn say(
+    state: &AppState,
+    owner: String,
+    conversation_ref: &ConversationRef,
+    assistant: Option<&str>,
+    text: String,
+    client_id: Option<String>,
+) -> Result<Response, ApiError> {
+    // An AI SDK client keeps the words as typed and compares its copy with ours after a
+    // reload; our own page's are trimmed.
+    let text = if client_id.is_some() {
+        text
+    } else {
+        text.trim().to_owned()
+    };
+    if text.trim().is_empty() {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "EMPTY_MESSAGE",
@@ -244,26 +336,26 @@ async fn chat(
         ));
     }
     let now = (state.agent.clock)();
-    let (conversation, created) = match &request.conversation_id {
-        Some(id) => (
+    let found = match conversation_ref {
+        ConversationRef::New => None,
+        ConversationRef::Ours(id) => Some(
             store::find_conversation(&state.db, id, &owner)
                 .await?
                 .ok_or_else(|| ApiError::not_found("Conversation"))?,
-            false,
         ),
+        ConversationRef::Client(id) => find_client_conversation(state, &owner, id).await?,
+    };
+    let (conversation, created) = match found {
+        Some(conversation) => (conversation, false),
         None => {
-            let assistant = match request.assistant.as_deref() {
-                None => Assistant::default(),
-                Some(name) => Assistant::parse(name).ok_or_else(|| {
-                    ApiError::new(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        "UNKNOWN_ASSISTANT",
-                        "Unknown assistant; available: restaurant, gifts, shipping.",
-                    )
-                })?,
-            };
+            let assistant = parse_assistant(assistant)?;
             // Stored below with its first turn, so a refused run creates nothing.
-            (store::new_conversation(&owner, assistant.as_str()), true)
+            let mut conversation = store::new_conversation(&owner, assistant.as_str());
+            if let ConversationRef::Client(id) = conversation_ref {
+                conversation.id =
+                    transport::client_conversation_id(state.cookie_key.signing(), &owner, id);
+            }
+            (conversation, true)
         }
     };
     let Some(assistant) = Assistant::parse(&conversation.assistant) else {
@@ -282,9 +374,26 @@ async fn chat(
         .await?;
 
     if !created {
-        decline_pending(&state, &conversation.id, &owner).await?;
+        if let Some(client_id) = &client_id {
+            // A client that sends its message again (a retry after a lost answer) must
+            // not have it answered twice.
+            let stored = store::messages(&state.db, &conversation.id).await?;
+            if stored
+                .iter()
+                .any(|message| message.client_id.as_ref() == Some(client_id))
+            {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "DUPLICATE_MESSAGE",
+                    "This message was already received; it is answered once. Reload the \
+                     conversation to see the answer.",
+                ));
+            }
+        }
+        decline_pending(state, &conversation.id, &owner).await?;
     }
-    let user = Message::user(store::new_row_id("msg"), text);
+    let mut user = Message::user(store::new_row_id("msg"), text);
+    user.client_id = client_id;
     let reply = Message::assistant(store::new_row_id("msg"));
     // The turn in one transaction: (a new conversation,) the person's message, the empty
     // reply and the run's row commit together or not at all, in the commit the run
@@ -317,7 +426,6 @@ async fn chat(
     // From the first event, like every later reader of this run.
     Ok(sse(run.subscribe(0), run.id()))
 }
-
 /// A new message closes every open confirmation: the person moved on. It is not a "no"
 /// (nobody declined), so the call ends `MOVED_ON`, which the page shows as what happened
 /// and from which the person can still go ahead (`POST /api/calls/reopen`).
@@ -343,12 +451,7 @@ async fn decline_pending(
             error_text: error.message.clone(),
             error,
         });
-        message.apply(&AgentEvent::Finish {
-            message_metadata: MessageMetadata {
-                status: Some(RunStatus::Completed),
-                conversation_id: None,
-            },
-        });
+        message.apply(&AgentEvent::finish(RunStatus::Completed, None));
         store::save_message(&state.db, conversation_id, &message).await?;
     }
     Ok(())
@@ -373,89 +476,209 @@ async fn approve(
     store::find_conversation(&state.db, &request.conversation_id, &owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
-    let already = || {
-        ApiError::new(
-            StatusCode::CONFLICT,
-            "ALREADY_RESOLVED",
-            "This confirmation was already answered; nothing more was done.",
-        )
-    };
-    // Validate an edit before taking the call, so a bad edit loses nothing.
-    let Some(peeked) = store::peek_pending(
-        &state.db,
-        &request.conversation_id,
-        &request.tool_call_id,
-        &owner,
+    let wanted = vec![Wanted {
+        call_id: request.tool_call_id,
+        approved: request.approved,
+        edited_input: request.edited_input,
+        reason: None,
+    }];
+    decide_all(&state, owner, &request.conversation_id, wanted).await
+}
+
+/// One decision a request carries.
+struct Wanted {
+    /// The pending call's id (our approval ids are call ids).
+    call_id: String,
+    approved: bool,
+    /// The input as the person edited it, not validated yet.
+    edited_input: Option<Value>,
+    reason: Option<String>,
+}
+
+fn already_resolved() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "ALREADY_RESOLVED",
+        "This confirmation was already answered; nothing more was done.",
     )
-    .await?
-    else {
-        return Err(resolved_or_missing(&state, &request, already()).await?);
-    };
-    let tool = ToolName::parse(&peeked.tool_name).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
-            "Unknown tool.",
-        )
-    })?;
-    let edited = match (&request.edited_input, request.approved) {
-        (Some(value), true) => Some(
-            agent::check_edit(
-                &state.agent,
-                tool,
-                value,
-                &owner,
-                &request.conversation_id,
-                &request.tool_call_id,
+}
+
+/// Carries out decisions on pending calls of one reply, then continues that reply in one
+/// run: `POST /api/approvals` sends one, an AI SDK client every confirmation of the reply
+/// at once. A call id no message of the conversation knows is `404` and nothing runs;
+/// when every call was already decided it is `409 ALREADY_RESOLVED` with the stored part;
+/// otherwise the calls still pending are decided and the others left as they are.
+async fn decide_all(
+    state: &AppState,
+    owner: String,
+    conversation_id: &str,
+    wanted: Vec<Wanted>,
+) -> Result<Response, ApiError> {
+    let mut resolved = None;
+    let mut peeked = Vec::new();
+    // Edits are validated before anything is taken, so a bad edit loses nothing.
+    for wanted in wanted {
+        let Some(pending) =
+            store::peek_pending(&state.db, conversation_id, &wanted.call_id, &owner).await?
+        else {
+            let answer =
+                resolved_or_missing(state, conversation_id, &wanted.call_id, already_resolved())
+                    .await?;
+            if answer.status == StatusCode::NOT_FOUND {
+                return Err(answer);
+            }
+            resolved.get_or_insert(answer);
+            continue;
+        };
+        let tool = ToolName::parse(&pending.tool_name).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL",
+                "Unknown tool.",
             )
-            .await
-            .map_err(rejected)?,
-        ),
-        _ => None,
-    };
+        })?;
+        let edited = match (&wanted.edited_input, wanted.approved) {
+            (Some(value), true) => Some(
+                agent::check_edit(
+                    &state.agent,
+                    tool,
+                    value,
+                    &owner,
+                    conversation_id,
+                    &wanted.call_id,
+                )
+                .await
+                .map_err(rejected)?,
+            ),
+            _ => None,
+        };
+        peeked.push((wanted, pending, tool, edited));
+    }
+    if peeked.is_empty() {
+        return Err(resolved.unwrap_or_else(already_resolved));
+    }
     // The conversation's place, before the take: a refused decision (too many runs) must
-    // leave the call pending. Waits for a run still writing this conversation (another
+    // leave the calls pending. Waits for a run still writing this conversation (another
     // decision of the same turn); dropped, it is given back (when the take finds nothing).
     let reservation = state
         .runs
-        .reserve(&owner, &request.conversation_id, Some(DECISION_WAIT))
+        .reserve(&owner, conversation_id, Some(DECISION_WAIT))
         .await?;
     // An unedited approval is taken only on the facts the form showed: when they changed
     // (the slot filled up), the person sees the new ones and decides again.
-    if request.approved && edited.is_none() {
-        if let Err(changed) = agent::recheck_preview(&state.agent, tool, &peeked).await {
-            return Err(ApiError {
-                outcome: Some(changed.part),
-                ..ApiError::new(
-                    StatusCode::CONFLICT,
-                    "PREVIEW_CHANGED",
-                    "What this confirmation would do changed since it was shown (for example \
-                     the time slot filled up); nothing was done. Review the updated form and \
-                     decide again.",
-                )
-            });
+    for (wanted, pending, tool, edited) in &peeked {
+        if wanted.approved && edited.is_none() {
+            if let Err(changed) = agent::recheck_preview(&state.agent, *tool, pending).await {
+                return Err(ApiError {
+                    outcome: Some(changed.part),
+                    ..ApiError::new(
+                        StatusCode::CONFLICT,
+                        "PREVIEW_CHANGED",
+                        "What this confirmation would do changed since it was shown (for \
+                         example the time slot filled up); nothing was done. Review the \
+                         updated form and decide again.",
+                    )
+                });
+            }
         }
     }
-    // The atomic take: of simultaneous decisions exactly one gets the call.
-    let Some(pending) = store::take_pending(
-        &state.db,
-        &request.conversation_id,
-        &request.tool_call_id,
-        &owner,
-        (state.agent.clock)(),
-    )
-    .await?
-    else {
-        return Err(already());
-    };
-    let decision = Decision {
-        approved: request.approved,
-        edited,
-    };
+    // The atomic takes: of simultaneous decisions on a call exactly one gets it.
+    let mut taken = Vec::new();
+    for (wanted, pending, _, edited) in peeked {
+        let Some(call) = store::take_pending(
+            &state.db,
+            conversation_id,
+            &pending.tool_call_id,
+            &owner,
+            (state.agent.clock)(),
+        )
+        .await?
+        else {
+            continue;
+        };
+        taken.push((
+            call,
+            Decision {
+                approved: wanted.approved,
+                edited,
+                reason: wanted.reason,
+            },
+        ));
+    }
+    if taken.is_empty() {
+        return Err(already_resolved());
+    }
     let agent = state.agent.clone();
     let run = reservation.start(move |tx, cancel, last| async move {
+        agent.resume(taken, tx, cancel, Some(last)).await;
+    });
+    Ok(sse(run.subscribe(0), run.id()))
+}
+
+/// The last reply written again, as a new run: the replies after the person's last
+/// message are replaced by one new reply. Their open confirmations close with them. What
+/// they already did stays done and is not done again: each call that was carried out
+/// (approved and executed) begins the new reply as it ended, so the model and the person
+/// see it; a side effect the model proposes anew needs a new approval.
+async fn regenerate(
+    state: &AppState,
+    owner: String,
+    conversation: store::Conversation,
+) -> Result<Response, ApiError> {
+    let Some(assistant) = Assistant::parse(&conversation.assistant) else {
+        tracing::error!(conversation = %conversation.id, "conversation has an unknown assistant");
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "This conversation could not be loaded.",
+        ));
+    };
+    let reservation = state.runs.reserve(&owner, &conversation.id, None).await?;
+    let now = (state.agent.clock)();
+    let mut messages = store::messages(&state.db, &conversation.id).await?;
+    let Some(last_user) = messages
+        .iter()
+        .rposition(|message| message.role == Some(Role::User))
+    else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "NOTHING_TO_REGENERATE",
+            "This conversation has no message to answer again.",
+        ));
+    };
+    let replaced = messages.split_off(last_user + 1);
+    store::take_all_pending(&state.db, &conversation.id, &owner, now).await?;
+    let carried: Vec<_> = replaced
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            shared::message::MessagePart::Tool(tool) if agent::was_carried_out(tool) => {
+                Some(tool.as_ref().clone())
+            }
+            _ => None,
+        })
+        .collect();
+    let reply = Message::assistant(store::new_row_id("msg"));
+    let replaced_ids: Vec<&str> = replaced.iter().map(|message| message.id.as_str()).collect();
+    store::replace_replies(&state.db, &conversation.id, &replaced_ids, &reply, now).await?;
+    let agent = state.agent.clone();
+    let known = Known {
+        assistant,
+        earlier: Some(messages),
+    };
+    let conversation_id = conversation.id;
+    let run = reservation.start(move |tx, cancel, last| async move {
         agent
-            .resume(pending, decision, tx, cancel, Some(last))
+            .regenerate(
+                &owner,
+                &conversation_id,
+                known,
+                reply,
+                carried,
+                tx,
+                cancel,
+                last,
+            )
             .await;
     });
     Ok(sse(run.subscribe(0), run.id()))
@@ -570,13 +793,14 @@ async fn reopen(
 /// up, or one of another conversation).
 async fn resolved_or_missing(
     state: &AppState,
-    request: &ApprovalRequest,
+    conversation_id: &str,
+    call_id: &str,
     mut already: ApiError,
 ) -> Result<ApiError, ApiError> {
-    let messages = store::messages(&state.db, &request.conversation_id).await?;
+    let messages = store::messages(&state.db, conversation_id).await?;
     let part = messages
         .iter()
-        .find_map(|message| message.tool_part(&request.tool_call_id));
+        .find_map(|message| message.tool_part(call_id));
     Ok(match part {
         Some(part) => {
             // A part is plain data; should it ever fail to serialise, the 409 still says
@@ -614,12 +838,51 @@ pub(crate) struct RunningReply {
     after: u64,
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConversationQuery {
+    /// `ui`: the messages as AI SDK `UIMessage`s.
+    #[serde(default)]
+    format: Option<String>,
+}
+
 async fn conversation(
     State(state): State<AppState>,
     Extension(OwnerId(owner)): Extension<OwnerId>,
     Path(id): Path<String>,
-) -> Result<Json<ConversationBody>, ApiError> {
-    conversation_body(&state, &owner, &id).await.map(Json)
+    query: Result<Query<ConversationQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            rejection.body_text(),
+        )
+    })?;
+    let body = conversation_body(&state, &owner, &id).await?;
+    match query.format.as_deref() {
+        None | Some("datban") => Ok(Json(body).into_response()),
+        Some("ui") => {
+            let messages: Vec<Value> = body
+                .messages
+                .iter()
+                .map(|message| shared::ui_message::to_ui(message, &body.id))
+                .collect();
+            Ok(Json(json!({
+                "id": id,
+                "conversationId": body.id,
+                "assistant": body.assistant,
+                "messages": messages,
+                "running": body.running,
+            }))
+            .into_response())
+        }
+        Some(_) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            "Unknown `format`; expected `ui` (AI SDK UIMessages) or `datban`.",
+        )),
+    }
 }
 
 /// Conversation `id` of `owner` with its messages, and the reply being written if any.
@@ -628,7 +891,7 @@ pub(crate) async fn conversation_body(
     owner: &str,
     id: &str,
 ) -> Result<ConversationBody, ApiError> {
-    let conversation = store::find_conversation(&state.reads, id, owner)
+    let conversation = find_client_conversation(state, owner, id)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
     // The run before the messages: a run is registered before it stores anything, so a
@@ -683,9 +946,10 @@ async fn stream_run(
             rejection.body_text(),
         )
     })?;
-    store::find_conversation(&state.db, &id, &owner)
+    let id = find_client_conversation(&state, &owner, &id)
         .await?
-        .ok_or_else(|| ApiError::not_found("Conversation"))?;
+        .ok_or_else(|| ApiError::not_found("Conversation"))?
+        .id;
     let current = state.runs.current(&id).await.map_err(StoreError::from)?;
     let wanted = |run_id: &str| query.run.as_deref().is_none_or(|wanted| wanted == run_id);
     let after = query.after.unwrap_or(0);
@@ -711,9 +975,10 @@ async fn stop(
     Extension(OwnerId(owner)): Extension<OwnerId>,
     Path(id): Path<String>,
 ) -> Result<Json<Stopped>, ApiError> {
-    store::find_conversation(&state.db, &id, &owner)
+    let id = find_client_conversation(&state, &owner, &id)
         .await?
-        .ok_or_else(|| ApiError::not_found("Conversation"))?;
+        .ok_or_else(|| ApiError::not_found("Conversation"))?
+        .id;
     let stopped = state.runs.stop(&id).await.map_err(StoreError::from)?;
     Ok(Json(Stopped { stopped }))
 }

@@ -34,6 +34,17 @@ pub fn result_content(outcome: &CallOutcome) -> Option<(String, bool)> {
     Some((value.to_string(), is_error))
 }
 
+/// A decline's result with the reason the person gave (their words, as data).
+fn with_reason(content: &str, reason: &str) -> String {
+    match serde_json::from_str::<Value>(content) {
+        Ok(Value::Object(mut fields)) => {
+            fields.insert("userReason".into(), Value::String(reason.to_owned()));
+            Value::Object(fields).to_string()
+        }
+        _ => content.to_owned(),
+    }
+}
+
 #[derive(Default)]
 struct Turn {
     text: String,
@@ -72,9 +83,15 @@ pub fn to_model<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<Mode
                         MessagePart::Tool(tool) => {
                             // A call without a result would be rejected by providers; the
                             // only such calls are incomplete or still pending ones.
-                            let Some((content, is_error)) = result_content(&tool.outcome()) else {
+                            let outcome = tool.outcome();
+                            let Some((mut content, is_error)) = result_content(&outcome) else {
                                 continue;
                             };
+                            if let (CallOutcome::Denied, Some(reason)) =
+                                (&outcome, tool.approval().and_then(|a| a.reason.as_deref()))
+                            {
+                                content = with_reason(&content, reason);
+                            }
                             let arguments = match tool.input_json() {
                                 Some(Value::String(raw)) => raw,
                                 Some(value) => value.to_string(),

@@ -46,6 +46,20 @@ use crate::owner::OwnerId;
 /// object; a message is at most 4000 characters (`api::MAX_MESSAGE_CHARS`).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
+/// Largest body of `POST /api/chat`: an AI SDK client sends the whole conversation with
+/// every message (of which the server reads only the last), so a long chat with tool
+/// results is far more than one message. The same as axum's own JSON limit.
+pub const MAX_CHAT_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// The body limit of a request to `path`.
+fn body_limit(path: &str) -> usize {
+    if path == "/api/chat" {
+        MAX_CHAT_BODY_BYTES
+    } else {
+        MAX_BODY_BYTES
+    }
+}
+
 /// Largest argument text of one tool call the agent loop keeps; a longer one is answered
 /// with `VALIDATION_ERROR` without being parsed.
 pub const MAX_ARGUMENT_BYTES: usize = 16 * 1024;
@@ -295,13 +309,13 @@ fn changes_state(method: &Method) -> bool {
     [Method::POST, Method::PUT, Method::PATCH, Method::DELETE].contains(method)
 }
 
-fn body_too_large() -> Response {
+fn body_too_large(limit: usize) -> Response {
     json_error(
         StatusCode::PAYLOAD_TOO_LARGE,
         "BODY_TOO_LARGE",
         &format!(
             "The request body is too large (limit {} KiB).",
-            MAX_BODY_BYTES / 1024
+            limit / 1024
         ),
     )
 }
@@ -330,20 +344,18 @@ pub async fn guard_api(State(guard): State<ApiGuard>, request: Request, next: Ne
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
-        return body_too_large();
+    let limit = body_limit(request.uri().path());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return body_too_large(limit);
     }
     // A body without a declared length (chunked) is read here, up to the limit, so an
     // oversized one gets the same JSON answer instead of the extractor's plain text.
     if declared.is_none() && request.body().size_hint().exact() != Some(0) {
         let (parts, body) = request.into_parts();
-        let bytes = match http_body_util::Limited::new(body, MAX_BODY_BYTES)
-            .collect()
-            .await
-        {
+        let bytes = match http_body_util::Limited::new(body, limit).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(error) if error.is::<http_body_util::LengthLimitError>() => {
-                return body_too_large();
+                return body_too_large(limit);
             }
             Err(error) => {
                 tracing::info!(%error, "reading a request body failed");

@@ -383,6 +383,44 @@ impl Turn {
     }
 }
 
+/// Replaces the replies `replaced` of a conversation by the empty `reply`, in one
+/// transaction: a reload sees the old replies or the new one, never both or neither.
+pub async fn replace_replies(
+    db: &Pool,
+    conversation_id: &str,
+    replaced: &[&str],
+    reply: &Message,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let at = timestamp(now);
+    let mut tx = db.begin().await?;
+    for id in replaced {
+        sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND id = $2")
+            .bind(conversation_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query(
+        "INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
+         VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages \
+         WHERE conversation_id = $2), 'assistant', $3, $4)",
+    )
+    .bind(&reply.id)
+    .bind(conversation_id)
+    .bind(encode(reply))
+    .bind(&at)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("UPDATE conversations SET updated_at = $1 WHERE id = $2")
+        .bind(&at)
+        .bind(conversation_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// Replaces a stored message's content (its parts and status as the reducer left them).
 pub async fn save_message(
     db: &Pool,

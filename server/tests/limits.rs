@@ -36,9 +36,27 @@ async fn stored_conversations(app: &TestApp) -> i64 {
 // Body size and message length
 
 #[tokio::test]
-async fn a_100_kib_body_is_refused_with_a_json_413_and_nothing_is_stored() {
+async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() {
     let app = spawn_app().await;
-    let text = "a".repeat(100 * 1024);
+    // Other API bodies are small; a chat body may hold an AI SDK client's whole history.
+    let big = "a".repeat(100 * 1024);
+    let reply = app
+        .post(
+            &app.client,
+            "/api/approvals",
+            json!({"conversationId": big, "toolCallId": "c", "approved": true}),
+        )
+        .await;
+    assert_json_error(&reply, 413, "BODY_TOO_LARGE");
+    assert!(
+        reply.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("64 KiB"),
+        "{:?}",
+        reply.body
+    );
+    let text = "a".repeat(3 * 1024 * 1024);
     let reply = app
         .post(&app.client, "/api/chat", json!({ "text": text }))
         .await;
@@ -47,7 +65,7 @@ async fn a_100_kib_body_is_refused_with_a_json_413_and_nothing_is_stored() {
         reply.body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("64 KiB"),
+            .contains("2048 KiB"),
         "{:?}",
         reply.body
     );

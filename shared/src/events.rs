@@ -167,6 +167,11 @@ pub struct Decision {
     /// Why, when the person's client said so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A decision made in a reply this one replaces (a regenerated reply), restated so
+    /// its carried-out call ends as it did: the person was not asked again, so the part
+    /// records no new decision.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub earlier: bool,
 }
 
 /// The `transient: true` of a data chunk: AI SDK clients hand it to `onData` and add no
@@ -185,7 +190,9 @@ impl<'de> Deserialize<'de> for Transient {
         if bool::deserialize(deserializer)? {
             Ok(Transient)
         } else {
-            Err(serde::de::Error::custom("a decision chunk is always transient"))
+            Err(serde::de::Error::custom(
+                "a decision chunk is always transient",
+            ))
         }
     }
 }
@@ -240,6 +247,7 @@ impl AgentEvent {
                 approved,
                 input,
                 reason: None,
+                earlier: false,
             },
             transient: Transient,
         }
@@ -956,9 +964,8 @@ mod proptests {
                 tool_call_id: id,
                 preview: None,
             }),
-            (id(), any::<bool>(), prop::option::of(input())).prop_map(|(id, approved, input)| {
-                AgentEvent::decided(&id, approved, input)
-            }),
+            (id(), any::<bool>(), prop::option::of(input()))
+                .prop_map(|(id, approved, input)| { AgentEvent::decided(&id, approved, input) }),
             (id(), output()).prop_map(|(id, output)| AgentEvent::ToolOutputAvailable {
                 tool_call_id: id,
                 output
@@ -1162,9 +1169,18 @@ mod reader_tests {
                    "input": null}),
             json!({"type": "tool-input-available", "toolCallId": "c", "toolName": "getWeather"}),
             json!({"type": "tool-approval-response", "toolCallId": "c", "approved": true}),
-            json!({"type": "tool-approval-response", "toolCallId": "c", "approved": true,
-                   "input": null}),
-            json!({"type": "tool-approval-response", "toolCallId": "c", "approved": "yes"}),
+            json!({"type": "data-tool-approval-response", "transient": true,
+                   "data": {"toolCallId": "c", "approvalId": "c", "approved": true}}),
+            json!({"type": "data-tool-approval-response", "transient": true,
+                   "data": {"toolCallId": "c", "approvalId": "c", "approved": true,
+                            "input": null, "reason": "ok"}}),
+            json!({"type": "data-tool-approval-response", "transient": false,
+                   "data": {"toolCallId": "c", "approvalId": "c", "approved": true}}),
+            json!({"type": "data-tool-approval-response",
+                   "data": {"toolCallId": "c", "approvalId": "c", "approved": "yes"}}),
+            json!({"type": "finish", "finishReason": "tool-calls",
+                   "messageMetadata": {"status": "awaiting-approval"}}),
+            json!({"type": "finish", "finishReason": "unknown", "messageMetadata": {}}),
             json!({"type": "tool-output-error", "toolCallId": "c", "errorText": "x",
                    "error": {"code": "UPSTREAM_TIMEOUT", "message": "x", "retryable": true}}),
             json!({"type": "tool-output-error", "toolCallId": "c", "errorText": "x",

@@ -838,8 +838,10 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
             approved: None,
             reason: None,
         });
-        approval.approved = Some(decision.approved);
-        approval.reason.clone_from(&decision.reason);
+        if !decision.earlier {
+            approval.approved = Some(decision.approved);
+            approval.reason.clone_from(&decision.reason);
+        }
         true
     }
 
@@ -960,7 +962,11 @@ impl ToolCallOps for UnknownToolCall {
         false
     }
 
-    fn approval_requested(&mut self, _approval_id: &str, _preview: Option<ApprovalPreview>) -> bool {
+    fn approval_requested(
+        &mut self,
+        _approval_id: &str,
+        _preview: Option<ApprovalPreview>,
+    ) -> bool {
         false
     }
 

@@ -30,7 +30,12 @@ pub fn to_ui(message: &Message, conversation_id: &str) -> Value {
     let mut ui = Map::new();
     ui.insert(
         "id".into(),
-        Value::String(message.client_id.clone().unwrap_or_else(|| message.id.clone())),
+        Value::String(
+            message
+                .client_id
+                .clone()
+                .unwrap_or_else(|| message.id.clone()),
+        ),
     );
     ui.insert(
         "role".into(),
@@ -135,7 +140,10 @@ mod tests {
         });
         events.push(AgentEvent::finish(RunStatus::Completed, None));
         let ui = to_ui(&assistant(&events), "conv_1");
-        assert_eq!(ui["metadata"], json!({"conversationId": "conv_1", "status": "completed"}));
+        assert_eq!(
+            ui["metadata"],
+            json!({"conversationId": "conv_1", "status": "completed"})
+        );
         assert_eq!(ui["parts"][0], json!({"type": "step-start"}));
         let part = &ui["parts"][1];
         assert_eq!(part["type"], "tool-createBooking");

@@ -410,6 +410,7 @@ impl Caller<'_> {
         let decision = Decision {
             approved: args.approved,
             edited,
+            reason: None,
         };
         let (message, carried_out) = agent.decide_directly(taken, decision).await?;
         if !carried_out {

@@ -167,7 +167,11 @@ export async function until(predicate, what, timeoutMs = SETTLE_TIMEOUT_MS) {
 
 /** The chat ended its last request without an error. */
 export function assertReady(chat) {
-  assert.equal(chat.error, undefined, `the chat has an error: ${chat.error?.message}`);
+  assert.equal(
+    chat.error,
+    undefined,
+    `the chat has an error: ${chat.error?.message?.slice(0, 800)}`,
+  );
   assert.equal(chat.status, 'ready');
 }
 

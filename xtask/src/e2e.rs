@@ -5,6 +5,10 @@
 //! can reload the page or press stop while a reply is being written; then the `@provider`
 //! tests against a server whose model is `end2end/fake-openai.mjs`, a fake OpenAI-compatible
 //! provider on a real socket (`DATBAN_PROVIDER=openai`).
+//!
+//! Then `end2end/aisdk`: the AI SDK's own chat clients (ai 7 and ai 6) against a server
+//! of their own, so a change that breaks `useChat` and friends fails here and not in
+//! someone's app.
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -42,6 +46,28 @@ const SLOW_TAG: &str = "@slow";
 /// reply then takes a few seconds, longer than a page reload.
 const SLOW_TOKEN_DELAY_MS: &str = "40";
 
+/// The AI SDK suite's package, relative to the workspace root.
+const AISDK_DIR: &str = "end2end/aisdk";
+
+/// The suite's Node.js, installed by its package: ai 7 needs Node 22, newer than the
+/// machine's, and both SDK versions then run on the one Node their lock pins.
+const AISDK_NODE: &str = "node_modules/.bin/node";
+
+/// The lock file `npm ci` last installed from, kept inside what it installed, so a lock
+/// that changed since (another SDK version) installs again and an unchanged one does not.
+const AISDK_INSTALLED_LOCK: &str = "node_modules/.datban-installed-lock";
+
+/// The offline model's pause per streamed piece for the AI SDK suite. Its reconnect test
+/// cuts a two-city weather reply off at its first text and must find the run still
+/// writing when the new client asks for it: at 20 ms that reply takes over a second, far
+/// longer than a stop and a reconnect on loopback, while the ten regenerations of a
+/// booking reply still finish in seconds.
+const AISDK_TOKEN_DELAY_MS: &str = "20";
+
+/// Messages per minute per owner for the AI SDK suite: one person regenerates a reply ten
+/// times in a few seconds, which the default limit (20) would refuse.
+const AISDK_RATE_PER_MINUTE: &str = "600";
+
 /// Kills the server however the test run ends, so no orphan keeps the port.
 struct RunningServer {
     child: Child,
@@ -77,6 +103,58 @@ pub fn run_playwright(ws: &Workspace, server: &Path) -> Result<(), Failure> {
     slow_pass(ws, server)?;
     cmd::step("Playwright @provider tests: the server talks to a fake OpenAI provider");
     provider_pass(ws, server)
+}
+
+/// The AI SDK suite (`end2end/aisdk`, `node --test`) against a server of its own with the
+/// offline model, its packages installed first when they are missing or stale.
+pub fn run_aisdk(ws: &Workspace, server: &Path) -> Result<(), Failure> {
+    let dir = ws.root.join(AISDK_DIR);
+    install_aisdk(&dir)?;
+    let running = start_server(
+        ws,
+        server,
+        "aisdk",
+        &[
+            ("DATBAN_PROVIDER", "offline"),
+            ("DATBAN_OFFLINE_TOKEN_DELAY_MS", AISDK_TOKEN_DELAY_MS),
+            ("DATBAN_RATE_PER_MINUTE", AISDK_RATE_PER_MINUTE),
+        ],
+    )?;
+    let mut command = Command::new(dir.join(AISDK_NODE));
+    command
+        // Should the suite grow more files, one after another: they share this server,
+        // and the reconnect test needs the reply it cuts off to still be running.
+        .args(["--test", "--test-concurrency=1", "chat.test.mjs"])
+        .current_dir(&dir)
+        .env("DATBAN_BASE_URL", &running.base_url);
+    cmd::run(&mut command)
+}
+
+/// `npm ci` in `dir` unless what it installed last is still there and from the same lock.
+fn install_aisdk(dir: &Path) -> Result<(), Failure> {
+    let lock_path = dir.join("package-lock.json");
+    let lock = std::fs::read(&lock_path)
+        .map_err(|e| Failure::new(format!("cannot read {}: {e}", lock_path.display())))?;
+    let installed = std::fs::read(dir.join(AISDK_INSTALLED_LOCK)).ok();
+    if !needs_install(&lock, installed.as_deref(), dir.join(AISDK_NODE).is_file()) {
+        return Ok(());
+    }
+    println!("e2e: installing {AISDK_DIR} (npm ci)");
+    cmd::run(
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(dir),
+    )?;
+    // Written only after a complete install: an interrupted one installs again next time.
+    let copy = dir.join(AISDK_INSTALLED_LOCK);
+    std::fs::write(&copy, &lock)
+        .map_err(|e| Failure::new(format!("cannot write {}: {e}", copy.display())))
+}
+
+/// Whether the AI SDK suite's packages must be installed: no Node of its own yet, never
+/// installed by us, or installed from another lock.
+fn needs_install(lock: &[u8], installed: Option<&[u8]>, has_node: bool) -> bool {
+    !has_node || installed != Some(lock)
 }
 
 /// Every test except the `@provider` and `@slow` ones, with the built-in offline model.
@@ -321,7 +399,21 @@ fn parse_status(response: &str) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_listening, parse_status};
+    use super::{needs_install, parse_listening, parse_status};
+
+    #[test]
+    fn installs_the_ai_sdk_suite_when_missing_or_its_lock_changed() {
+        let lock = br#"{"lockfileVersion": 3}"#.as_slice();
+        assert!(!needs_install(lock, Some(lock), true));
+        assert!(needs_install(lock, None, true));
+        assert!(needs_install(
+            lock,
+            Some(br#"{"lockfileVersion": 2}"#),
+            true
+        ));
+        assert!(needs_install(lock, Some(lock), false));
+        assert!(needs_install(lock, None, false));
+    }
 
     #[test]
     fn reads_the_port_the_fake_provider_listens_on() {

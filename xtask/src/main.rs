@@ -172,6 +172,8 @@ fn test(args: &[String]) -> Result<(), Failure> {
     let server = site::build_server(&ws, false)?;
     cmd::step("Playwright end-to-end tests in Chromium");
     e2e::run_playwright(&ws, &server)?;
+    cmd::step("AI SDK chat clients (ai 7 and ai 6) over a socket");
+    e2e::run_aisdk(&ws, &server)?;
 
     println!(
         "\nxtask: every check passed in {:.0} s",

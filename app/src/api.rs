@@ -63,6 +63,26 @@ pub struct ChatRequest {
     pub assistant: Option<String>,
 }
 
+/// Body of `POST /api/chat` that writes the last reply again.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegenerateRequest {
+    /// The conversation whose last reply is written again.
+    pub conversation_id: String,
+    /// Always `regenerate-message` (the AI SDK's word for it).
+    pub trigger: &'static str,
+}
+
+impl RegenerateRequest {
+    /// The request for conversation `conversation_id`.
+    pub fn new(conversation_id: String) -> Self {
+        Self {
+            conversation_id,
+            trigger: "regenerate-message",
+        }
+    }
+}
+
 /// Body of `POST /api/approvals`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

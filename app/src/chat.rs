@@ -172,6 +172,21 @@ fn ChatBody(
                         />
                     </ol>
                 </Show>
+                <Show when=move || chat.can_regenerate()>
+                    <div class="reply-actions">
+                        <button
+                            type="button"
+                            class="regenerate"
+                            title=t(
+                                "Viết lại câu trả lời cuối; việc đã làm (như bàn đã đặt) vẫn giữ nguyên",
+                                "Write the last reply again; what was already done (a table booked) stays done",
+                            )
+                            on:click=move |_| { chat.regenerate(); }
+                        >
+                            {t("Tạo lại", "Regenerate")}
+                        </button>
+                    </div>
+                </Show>
                 <Show when=move || chat.loading.get()>
                     <p class="loading-note" role="status">
                         {t("Đang tải cuộc trò chuyện…", "Loading the conversation…")}

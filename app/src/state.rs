@@ -130,6 +130,45 @@ impl ChatState {
         })
     }
 
+    /// Whether the newest reply can be written again: there is one, after a message of the
+    /// person's, and nothing is under way; tracked.
+    pub fn can_regenerate(&self) -> bool {
+        !self.busy()
+            && self.conversation_id.with(Option::is_some)
+            && self.entries.with(|entries| {
+                let last_is_reply = entries.last().is_some_and(|entry| {
+                    entry
+                        .message
+                        .with_untracked(|message| message.role != Some(Role::User))
+                });
+                last_is_reply
+                    && entries.iter().any(|entry| {
+                        entry
+                            .message
+                            .with_untracked(|message| message.role == Some(Role::User))
+                    })
+            })
+    }
+
+    /// Writes the newest reply again ("Tạo lại"): the replies after the person's last
+    /// message give way to a new one. What they already did stays done (a booking made is
+    /// kept, not made again); a confirmation they asked for is asked anew. Returns whether
+    /// a request started.
+    pub fn regenerate(&self) -> bool {
+        if self.busy_untracked() {
+            return false;
+        }
+        let Some(conversation_id) = self.conversation_id.get_untracked() else {
+            return false;
+        };
+        self.error.set(None);
+        #[cfg(feature = "hydrate")]
+        self.spawn_regenerate(conversation_id);
+        #[cfg(not(feature = "hydrate"))]
+        let _ = conversation_id;
+        true
+    }
+
     fn last_user_text(&self) -> Option<String> {
         self.entries.with_untracked(|entries| {
             entries.iter().rev().find_map(|entry| {
@@ -394,6 +433,46 @@ impl ChatState {
                     if self.draft.get_untracked().trim().is_empty() {
                         self.draft.set(text);
                     }
+                    self.error.set(Some(message));
+                }
+                Err(StreamFailure::Interrupted(message)) => self.error.set(Some(message)),
+            }
+            self.streaming.set(false);
+        });
+    }
+
+    fn spawn_regenerate(self, conversation_id: String) {
+        self.streaming.set(true);
+        let generation = self.generation.get_value();
+        // The replies being replaced leave the list now; the new one streams in after.
+        let replaced = self.entries.with_untracked(|entries| {
+            let after = entries
+                .iter()
+                .rposition(|entry| {
+                    entry
+                        .message
+                        .with_untracked(|message| message.role == Some(Role::User))
+                })
+                .map_or(entries.len(), |index| index + 1);
+            entries[after..].to_vec()
+        });
+        let keys: Vec<u64> = replaced.iter().map(|entry| entry.key).collect();
+        self.entries
+            .update(|entries| entries.retain(|entry| !keys.contains(&entry.key)));
+        leptos::task::spawn_local(async move {
+            let request = crate::api::RegenerateRequest::new(conversation_id);
+            let outcome = self
+                .stream(crate::api::CHAT_URL, &request, generation)
+                .await;
+            if !self.current(generation) {
+                return;
+            }
+            match outcome {
+                Ok(()) => {}
+                Err(StreamFailure::Rejected { message, .. }) => {
+                    // Refused (a reply still being written, too many at once): the old
+                    // replies were not replaced, so they come back as they were.
+                    self.entries.update(|entries| entries.extend(replaced));
                     self.error.set(Some(message));
                 }
                 Err(StreamFailure::Interrupted(message)) => self.error.set(Some(message)),

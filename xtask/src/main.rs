@@ -25,7 +25,7 @@ commands:
   test              set up what is missing and run every check and test:
                     fmt, clippy, cargo test, the server tests again on a
                     throwaway PostgreSQL, the fuzz targets briefly, wasm32
-                    tests, Playwright
+                    tests, Playwright, the AI SDK chat clients (ai 7, ai 6)
   test-postgres     only the server tests on a throwaway PostgreSQL
   fuzz [<target> [<seconds>|<file>]]
                     fuzz every target 10 s, one target longer, or replay

@@ -681,6 +681,7 @@ impl ChatState {
         if let AgentEvent::Start {
             message_id,
             message_metadata,
+            ..
         } = event
         {
             if let Some(id) = message_metadata

@@ -270,6 +270,47 @@ for (const [name, ai] of versions) {
       assert.deepEqual(json(idle.messages), json(resumed.messages));
     });
 
+    test('a reply continued after the approval, cut off mid-way, is picked up whole', TIMEOUT, async () => {
+      const who = person('phuong');
+      const chat = newChat(ai, who);
+      const proposed = await proposeBooking(chat, who);
+      const before = lastAssistant(chat.messages);
+      await chat.addToolApprovalResponse({ id: proposed.approval.id, approved: true });
+      // The continuation writes its text after the booking; leave while it does.
+      await until(() => {
+        const last = chat.messages.at(-1);
+        return last?.id === before.id && textOf(last).length > textOf(before).length;
+      }, 'the first text after the approval');
+      await chat.stop();
+      await settle(chat);
+      const cut = textOf(lastAssistant(chat.messages));
+
+      const resumed = newChat(ai, who, { id: chat.id, messages: json(chat.messages) });
+      await resumed.resumeStream();
+      await settle(resumed);
+      assertReady(resumed);
+
+      const stored = await storedChat(who, chat.id);
+      const final = lastAssistant(stored.body.messages);
+      assert.ok(
+        textOf(final).length > cut.length && textOf(final).startsWith(cut),
+        `the reply was cut off mid-way: ${JSON.stringify(cut)} of ${JSON.stringify(textOf(final))}`,
+      );
+      const reconnect = who.requests.filter((r) => r.method === 'GET' && /\/stream$/.test(r.url)).at(-1);
+      assert.equal(reconnect?.status, 200, 'the reply was still being written when picked up');
+      const reply = lastAssistant(resumed.messages);
+      assert.equal(reply.id, final.id, 'the same reply, not a second one');
+      assert.equal(resumed.messages.filter((m) => m.role === 'assistant').length,
+        stored.body.messages.filter((m) => m.role === 'assistant').length);
+      assert.equal(textOf(reply), textOf(final), 'every piece of text once');
+      assert.deepEqual(reply.parts.map((p) => p.type), final.parts.map((p) => p.type));
+      const booked = onlyToolPart(reply, 'createBooking');
+      assert.equal(booked.state, 'output-available', JSON.stringify(booked));
+      assert.match(booked.output.bookingId, BOOKING_ID);
+      assert.equal(booked.output.bookingId, onlyToolPart(final, 'createBooking').output.bookingId);
+      assert.equal((await bookingsOf(who)).length, 1);
+    });
+
     test('a chat id is the owner’s own, and a malformed one is refused', TIMEOUT, async () => {
       const first = person('phuong');
       const second = person('quang');

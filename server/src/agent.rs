@@ -364,10 +364,9 @@ impl Agent {
             cancel,
         );
         run.last = last;
-        run.start();
         // Saved at once: the stored copy then says the reply is being written again (no
         // status), so a reload now follows this run instead of showing the old pause.
-        run.save().await;
+        run.start_resumed().await;
         if !run.load_assistant().await {
             for (call, _) in &taken {
                 give_back(&self.db, call).await;
@@ -533,14 +532,32 @@ impl<'a> Run<'a> {
         self.tx.send(event);
     }
 
-    fn start(&mut self) {
-        self.emit(AgentEvent::Start {
+    fn start_event(&self, resumed: bool) -> AgentEvent {
+        AgentEvent::Start {
             message_id: self.message.id.clone(),
             message_metadata: Some(MessageMetadata {
                 status: None,
                 conversation_id: Some(self.conversation_id.clone()),
             }),
-        });
+            resumed,
+        }
+    }
+
+    fn start(&mut self) {
+        let event = self.start_event(false);
+        self.emit(event);
+    }
+
+    /// Starts a run that continues the stored message: its stored copy says, before
+    /// anyone can see the run's first event, that it is being written again and how
+    /// many of this run's events it holds (one), so a client that reconnects from the
+    /// start gets that copy and then exactly the events after it.
+    async fn start_resumed(&mut self) {
+        let event = self.start_event(true);
+        self.message.apply(&event);
+        self.emitted += 1;
+        self.save().await;
+        self.tx.send(event);
     }
 
     async fn finish(mut self, status: RunStatus) -> RunStatus {

@@ -953,14 +953,69 @@ async fn stream_run(
     let current = state.runs.current(&id).await.map_err(StoreError::from)?;
     let wanted = |run_id: &str| query.run.as_deref().is_none_or(|wanted| wanted == run_id);
     let after = query.after.unwrap_or(0);
-    Ok(match current {
-        Current::Local(run) if wanted(run.id()) => sse(run.subscribe(after), run.id()),
+    let (events, run_id) = match current {
+        Current::Local(run) if wanted(run.id()) => (run.subscribe(after), run.id().to_owned()),
         Current::Remote(run_id) if wanted(&run_id) => {
-            let events = state.runs.follow(run_id.clone(), after);
-            sse(events, &run_id)
+            (state.runs.follow(run_id.clone(), after), run_id)
         }
-        _ => StatusCode::NO_CONTENT.into_response(),
-    })
+        _ => return Ok(StatusCode::NO_CONTENT.into_response()),
+    };
+    let events = match query.after {
+        Some(_) => events,
+        None => whole_reply(&state, &id, events).await?,
+    };
+    Ok(sse(events, &run_id))
+}
+
+/// A run's events from its start as the whole reply, for a client that asks without
+/// `after` (the AI SDK's `reconnectToStream`, which starts the message over at `start`).
+/// A run that writes a new message is whole by itself. One that continues a stored
+/// message (after a decision) is not: its `start` is followed by the stored copy told
+/// again as events ([`shared::replay`]), then the run's events after those the copy holds.
+async fn whole_reply(
+    state: &AppState,
+    conversation_id: &str,
+    mut events: runs::EventStream,
+) -> Result<runs::EventStream, ApiError> {
+    let Some(first) = events.next().await else {
+        return Ok(events);
+    };
+    let resumed = match serde_json::from_str::<AgentEvent>(&first) {
+        Ok(AgentEvent::Start {
+            message_id,
+            resumed: true,
+            ..
+        }) => Some(message_id),
+        _ => None,
+    };
+    let Some(message_id) = resumed else {
+        return Ok(Box::pin(stream::once(async move { first }).chain(events)));
+    };
+    let stored = store::messages_with_run_seq(&state.reads, conversation_id).await?;
+    let Some((message, held)) = stored
+        .into_iter()
+        .find(|(message, _)| message.id == message_id)
+    else {
+        return Ok(Box::pin(stream::once(async move { first }).chain(events)));
+    };
+    let mut told = shared::replay::replay(&message);
+    // A copy with a status is the run's last: it holds every event, so it is the whole.
+    let finished = message.status;
+    if let Some(status) = finished {
+        told.push(AgentEvent::finish(status, Some(conversation_id.to_owned())));
+    }
+    let mut prefix: Vec<Arc<str>> = vec![first];
+    // Plain data: serialising an event cannot fail.
+    prefix.extend(
+        told.iter()
+            .filter_map(|event| serde_json::to_string(event).ok())
+            .map(Arc::from),
+    );
+    if finished.is_some() {
+        return Ok(Box::pin(stream::iter(prefix)));
+    }
+    let skip = usize::try_from(held.saturating_sub(1)).unwrap_or(usize::MAX);
+    Ok(Box::pin(stream::iter(prefix).chain(events.skip(skip))))
 }
 
 #[derive(Serialize)]

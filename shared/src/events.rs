@@ -36,6 +36,11 @@ pub enum AgentEvent {
         /// Our metadata (conversation id).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_metadata: Option<MessageMetadata>,
+        /// The run goes on with a message that existed before it (after a decision): its
+        /// events alone do not make the whole message, so a client that asks for the
+        /// reply from its start is given the stored message first.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        resumed: bool,
     },
     /// The model starts a turn.
     StartStep,
@@ -275,6 +280,7 @@ pub(crate) fn event_from_value(value: Value) -> Result<AgentEvent, String> {
         "start" => AgentEvent::Start {
             message_id: take_str(f, "messageId")?,
             message_metadata: take_opt(f, "messageMetadata")?,
+            resumed: take_opt(f, "resumed")?.unwrap_or(false),
         },
         "start-step" => AgentEvent::StartStep,
         "finish-step" => AgentEvent::FinishStep,
@@ -928,6 +934,7 @@ mod proptests {
                         status: Some(status),
                         conversation_id: Some("conv".into()),
                     }),
+                    resumed: status.is_some(),
                 }),
             Just(AgentEvent::StartStep),
             Just(AgentEvent::FinishStep),
@@ -1139,6 +1146,26 @@ mod proptests {
             let json = serde_json::to_string(&message).unwrap();
             let back: Message = serde_json::from_str(&json).unwrap();
             prop_assert_eq!(&back, &message);
+            // Told again as events (what a client reconnecting to a resumed reply gets
+            // first), the message comes back part for part.
+            let rebuilt = crate::replay::replay(&message)
+                .iter()
+                .fold(Message::assistant(message.id.clone()), |m, e| apply(m, e));
+            prop_assert_eq!(rebuilt.parts.len(), message.parts.len(), "replayed");
+            for (again, part) in rebuilt.parts.iter().zip(&message.parts) {
+                // Exact, but for a call that failed on an input its tool cannot take (only
+                // a made-up event order gets there): that one loses its approval record.
+                let lost_approval = match (again, part) {
+                    (MessagePart::Tool(again), MessagePart::Tool(part)) => {
+                        part.state_name() == "output-error"
+                            && again.approval().is_none()
+                            && again.error() == part.error()
+                            && again.input_json() == part.input_json()
+                    }
+                    _ => false,
+                };
+                prop_assert!(again == part || lost_approval, "replayed {again:?} as {part:?}");
+            }
             // The browser's reader of parts agrees with the derived one the server uses.
             for part in &message.parts {
                 let json = serde_json::to_value(part).unwrap();

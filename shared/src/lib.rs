@@ -10,6 +10,7 @@ pub mod lang;
 pub mod message;
 pub mod partial_json;
 pub mod preview;
+pub mod replay;
 pub mod tools;
 pub mod ui_message;
 

@@ -1150,7 +1150,7 @@ mod proptests {
             // first), the message comes back part for part.
             let rebuilt = crate::replay::replay(&message)
                 .iter()
-                .fold(Message::assistant(message.id.clone()), |m, e| apply(m, e));
+                .fold(Message::assistant(message.id.clone()), apply);
             prop_assert_eq!(rebuilt.parts.len(), message.parts.len(), "replayed");
             for (again, part) in rebuilt.parts.iter().zip(&message.parts) {
                 // Exact, but for a call that failed on an input its tool cannot take (only

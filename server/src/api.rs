@@ -251,9 +251,9 @@ async fn chat(
                 .collect();
             decide_all(&state, owner, &conversation.id, wanted).await
         }
-        Action::Regenerate => {
+        Action::Regenerate { message_id } => {
             let conversation = existing(&state, &owner, &request.conversation).await?;
-            regenerate(&state, owner, conversation).await
+            regenerate(&state, owner, conversation, message_id.as_deref()).await
         }
     }
 }
@@ -385,7 +385,8 @@ async fn say(
                 return Err(ApiError::new(
                     StatusCode::CONFLICT,
                     "DUPLICATE_MESSAGE",
-                    "This message was already received; it is answered once. Reload the \
+                    "A message with this id was already received, and it is answered once \
+                     (an earlier message cannot be edited: send a new one). Reload the \
                      conversation to see the answer.",
                 ));
             }
@@ -624,6 +625,7 @@ async fn regenerate(
     state: &AppState,
     owner: String,
     conversation: store::Conversation,
+    message_id: Option<&str>,
 ) -> Result<Response, ApiError> {
     let Some(assistant) = Assistant::parse(&conversation.assistant) else {
         tracing::error!(conversation = %conversation.id, "conversation has an unknown assistant");
@@ -647,6 +649,21 @@ async fn regenerate(
         ));
     };
     let replaced = messages.split_off(last_user + 1);
+    // Only the newest reply can be written again: an older one is followed by what came
+    // after it, which a client that asked for it would drop and the server would keep.
+    let names =
+        |message: &Message, id: &str| message.id == id || message.client_id.as_deref() == Some(id);
+    if let Some(id) = message_id {
+        let newest = replaced.iter().any(|message| names(message, id))
+            || messages.last().is_some_and(|message| names(message, id));
+        if !newest {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "NOT_LAST_REPLY",
+                "Only the last reply can be regenerated; send a new message instead.",
+            ));
+        }
+    }
     store::take_all_pending(&state.db, &conversation.id, &owner, now).await?;
     let carried: Vec<_> = replaced
         .iter()

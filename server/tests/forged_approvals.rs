@@ -539,3 +539,176 @@ async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() {
     assert_eq!(reopened.status, 200, "{:?}", reopened.body);
     assert_ne!(reopened.body["message"]["id"], first.body["message"]["id"]);
 }
+
+// ---------------------------------------------------------------------------------------
+// The AI SDK chat transport's body: decisions, regeneration and client ids
+
+/// `messages` as an AI SDK client sends them to answer call `call` of reply `reply`.
+fn answering(reply: &str, call: &str, approved: bool) -> Value {
+    json!([
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": support::BOOK}]},
+        {"id": reply, "role": "assistant", "parts": [
+            {"type": "tool-createBooking", "toolCallId": call, "state": "approval-responded",
+             "input": {"restaurantId": "forged", "partySize": 99},
+             "approval": {"id": call, "approved": approved}}
+        ]}
+    ])
+}
+
+/// The stored conversation's messages as AI SDK UIMessages.
+async fn ui_messages(app: &TestApp, client: &reqwest::Client, id: &str) -> Vec<Value> {
+    let response = client
+        .get(app.url(&format!("/api/conversations/{id}?format=ui")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let body: Value = response.json().await.unwrap();
+    body["messages"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_transport_decision_books_the_stored_input_once_and_a_replay_runs_nothing() {
+    let app = spawn_app().await;
+    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let reply_id = stored_reply_id(&app, &conversation).await;
+    let body = json!({"id": conversation, "trigger": "submit-message", "messageId": reply_id,
+        "messages": answering(&reply_id, &call, true)});
+    let decided = app.post(&app.client, "/api/chat", body.clone()).await;
+    assert_eq!(decided.status, 200, "{:?}", decided.body);
+    // The reply goes on in the same message, and the decision is a transient data chunk.
+    assert_eq!(decided.events[0]["messageId"], reply_id.as_str());
+    let chunk = decided.of_type("data-tool-approval-response");
+    assert_eq!(chunk.len(), 1, "{:#?}", decided.events);
+    assert_eq!(chunk[0]["transient"], true);
+    let output = decided.of_type("tool-output-available");
+    // The stored input was booked (4 people), not the forged one the client sent.
+    assert_eq!(output[0]["output"]["partySize"], 4, "{:#?}", decided.events);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+
+    let again = app.post(&app.client, "/api/chat", body).await;
+    assert_eq!(again.status, 409);
+    assert_eq!(again.body["error"]["code"], "ALREADY_RESOLVED");
+    let made_up = app
+        .post(
+            &app.client,
+            "/api/chat",
+            json!({"id": conversation, "messages": answering(&reply_id, "call_made_up", true)}),
+        )
+        .await;
+    assert_eq!(made_up.status, 404, "{:?}", made_up.body);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+
+    // What a reload hands the client: the approval with the output, in UI form.
+    let messages = ui_messages(&app, &app.client, &conversation).await;
+    let part = messages
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .find(|p| p["toolCallId"] == call.as_str())
+        .unwrap();
+    assert_eq!(part["type"], "tool-createBooking");
+    assert_eq!(part["state"], "output-available");
+    assert_eq!(part["approval"], json!({"id": call, "approved": true}));
+}
+
+/// The id of the conversation's last message.
+async fn stored_reply_id(app: &TestApp, conversation: &str) -> String {
+    let (_, body) = app
+        .get_json(&format!("/api/conversations/{conversation}"))
+        .await;
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["id"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn regenerating_keeps_what_was_carried_out_and_books_once() {
+    let app = spawn_app().await;
+    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let decided = decide(&app, &app.client, &conversation, &call, true).await;
+    assert_eq!(decided.status_of_run().as_deref(), Some("completed"));
+    let booking_id = decided.of_type("tool-output-available")[0]["output"]["bookingId"].clone();
+    let regenerate = json!({"conversationId": conversation, "trigger": "regenerate-message"});
+    for round in 0..4 {
+        let again = app.post(&app.client, "/api/chat", regenerate.clone()).await;
+        assert_eq!(again.status, 200, "round {round}: {:?}", again.body);
+        assert_eq!(again.status_of_run().as_deref(), Some("completed"));
+        // The booking begins the new reply as it ended; nothing asks for approval again.
+        let outputs = again.of_type("tool-output-available");
+        assert_eq!(outputs[0]["toolCallId"], call.as_str(), "round {round}");
+        assert_eq!(outputs[0]["output"]["bookingId"], booking_id);
+        assert!(again.of_type("tool-approval-request").len() <= 1);
+        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+        assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    }
+    // Replaced, not added: the search turn, then the booking turn's message and reply.
+    let messages = ui_messages(&app, &app.client, &conversation).await;
+    assert_eq!(messages.len(), 4, "{messages:#?}");
+    let booked: Vec<_> = messages
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p["type"] == "tool-createBooking")
+        .collect();
+    assert_eq!(booked.len(), 1);
+    assert_eq!(booked[0]["output"]["bookingId"], booking_id);
+
+    // Only the newest reply can be written again.
+    let first_reply = messages[1]["id"].as_str().unwrap().to_owned();
+    let older = app
+        .post(
+            &app.client,
+            "/api/chat",
+            json!({"id": conversation, "messages": [], "trigger": "regenerate-message",
+                "messageId": first_reply}),
+        )
+        .await;
+    assert_eq!(older.status, 409);
+    assert_eq!(older.body["error"]["code"], "NOT_LAST_REPLY");
+}
+
+#[tokio::test]
+async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() {
+    let app = spawn_app().await;
+    let other = support::new_client();
+    let say = |text: &str, id: &str| {
+        json!({"id": "shared-chat-1", "trigger": "submit-message",
+            "messages": [{"id": id, "role": "user", "parts": [{"type": "text", "text": text}]}]})
+    };
+    let mine = app
+        .post(&app.client, "/api/chat", say("Xin chào", "m-1"))
+        .await;
+    assert_eq!(mine.status, 200, "{:?}", mine.body);
+    let theirs = app
+        .post(&other, "/api/chat", say("Thời tiết Huế thế nào?", "m-1"))
+        .await;
+    assert_eq!(theirs.status, 200, "{:?}", theirs.body);
+    assert_ne!(mine.conversation_id(), theirs.conversation_id());
+    let seen = ui_messages(&app, &app.client, "shared-chat-1").await;
+    assert_eq!(
+        seen[0],
+        json!({"id": "m-1", "role": "user", "parts": [{"type": "text", "text": "Xin chào"}]})
+    );
+    assert_eq!(seen.len(), 2);
+    let theirs_seen = ui_messages(&app, &other, "shared-chat-1").await;
+    assert_eq!(theirs_seen[0]["parts"][0]["text"], "Thời tiết Huế thế nào?");
+
+    let twice = app
+        .post(&app.client, "/api/chat", say("Xin chào", "m-1"))
+        .await;
+    assert_eq!(twice.status, 409);
+    assert_eq!(twice.body["error"]["code"], "DUPLICATE_MESSAGE");
+    let bad = app
+        .post(
+            &app.client,
+            "/api/chat",
+            json!({"id": "no/slashes", "messages": [{"id": "x", "role": "user",
+                "parts": [{"type": "text", "text": "hi"}]}]}),
+        )
+        .await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.body["error"]["code"], "INVALID_ID");
+    assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await, 2);
+}

@@ -87,8 +87,9 @@ pub(super) enum Action {
     },
     /// The person decided the confirmations of the last reply.
     Decide(Vec<ClientDecision>),
-    /// The last reply again.
-    Regenerate,
+    /// The last reply again; `message_id`, when the client named the message it wants
+    /// written again (which must be that reply, or the person's message it answers).
+    Regenerate { message_id: Option<String> },
 }
 
 /// A request read from either form of the body.
@@ -145,7 +146,7 @@ impl ChatBody {
                         "Regenerating needs the `conversationId` of the reply to write again.",
                     ));
                 }
-                Action::Regenerate
+                Action::Regenerate { message_id: None }
             }
             (Some(Trigger::RegenerateMessage), Some(_)) => {
                 return Err(bad(
@@ -186,7 +187,9 @@ impl ChatBody {
             )
         })?;
         let action = match self.trigger.unwrap_or(Trigger::SubmitMessage) {
-            Trigger::RegenerateMessage => Action::Regenerate,
+            Trigger::RegenerateMessage => Action::Regenerate {
+                message_id: self.message_id,
+            },
             Trigger::SubmitMessage => submitted(&messages, self.message_id.as_deref())?,
         };
         Ok(ChatRequest {
@@ -478,7 +481,7 @@ mod tests {
             request(json!({"conversationId": "conv_1", "trigger": "regenerate-message"}))
                 .unwrap()
                 .action,
-            Action::Regenerate
+            Action::Regenerate { message_id: None }
         );
         let said = request(json!({"text": "Xin chào", "assistant": "shipping"})).unwrap();
         assert_eq!(said.conversation, ConversationRef::New);

@@ -195,6 +195,14 @@ pub fn error_message(status: u16, body: &str, lang: Lang) -> String {
             "Bạn đang có quá nhiều câu trả lời chạy cùng lúc. Đợi một câu xong rồi thử lại.",
             "Too many replies are running for you at once. Wait for one to finish and try again.",
         ),
+        "NOTHING_TO_REGENERATE" | "NOT_LAST_REPLY" => lang.pick(
+            "Chỉ tạo lại được câu trả lời mới nhất. Hãy gửi một tin nhắn mới.",
+            "Only the newest reply can be regenerated. Send a new message instead.",
+        ),
+        "DUPLICATE_MESSAGE" => lang.pick(
+            "Tin nhắn này đã được gửi rồi; tải lại trang để xem câu trả lời.",
+            "This message was already sent; reload the page to see the answer.",
+        ),
         "EMPTY_MESSAGE" => lang.pick("Tin nhắn đang trống.", "The message is empty."),
         "MESSAGE_TOO_LONG" => lang.pick(
             "Tin nhắn quá dài. Hãy rút gọn rồi gửi lại.",

@@ -91,6 +91,38 @@ async fn conversation(agent: &Arc<Agent>, runs: &Runs) -> usize {
     steps
 }
 
+/// CPU time this process has used, all threads (the SQLite workers' too), from
+/// `/proc/self/stat` (`utime` + `stime`, in clock ticks of 10 ms).
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces; the fields after its `)` are space-separated.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// `conversations` conversations, `at_once` at a time; (steps, wall time, CPU time).
+async fn batch(
+    agent: &Arc<Agent>,
+    registry: &Runs,
+    conversations: usize,
+    at_once: usize,
+) -> (usize, Duration, Option<Duration>) {
+    let cpu = process_cpu();
+    let started = Instant::now();
+    let steps: usize = stream::iter(0..conversations)
+        .map(|_| conversation(agent, registry))
+        .buffer_unordered(at_once)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .sum();
+    let wall = started.elapsed();
+    let cpu = cpu.zip(process_cpu()).map(|(before, after)| after - before);
+    (steps, wall, cpu)
+}
+
 async fn measure(label: &str, url: &str) {
     let pool = db::connect(url).await.unwrap();
     let now = Utc.with_ymd_and_hms(2026, 11, 29, 3, 0, 0).unwrap();
@@ -119,33 +151,61 @@ async fn measure(label: &str, url: &str) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
-    let started = Instant::now();
-    let mut steps = 0;
-    for _ in 0..runs {
-        steps += conversation(&agent, &registry).await;
-    }
-    let total = started.elapsed();
+    let (steps, total, cpu) = batch(&agent, &registry, runs, 1).await;
     assert!(
         steps > 0,
         "no step was counted: the events' format changed?"
     );
-    let model = Duration::from_nanos(nanos.load(Ordering::Relaxed));
-    let per_step = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
+    let model = Duration::from_nanos(nanos.swap(0, Ordering::Relaxed));
+    let per_step = |d: Duration, steps: usize| d.as_secs_f64() * 1e6 / steps as f64;
     println!("agent loop, offline model, {label}: {runs} conversations of 3 runs ({steps} steps)");
+    println!("  one conversation at a time (latency: each step waits for its commit)");
     println!(
-        "  conversations per second: {:.1}",
+        "    conversations per second: {:.1}",
         runs as f64 / total.as_secs_f64()
     );
     println!(
-        "  agent runs per second:    {:.1}",
+        "    agent runs per second:    {:.1}",
         (runs * 3) as f64 / total.as_secs_f64()
     );
-    println!("  per step, total:          {:.1} µs", per_step(total));
-    println!("  per step, model:          {:.1} µs", per_step(model));
     println!(
-        "  per step, loop (everything but the model, SQL included): {:.1} µs",
-        per_step(total.saturating_sub(model))
+        "    per step, wall:           {:.1} µs",
+        per_step(total, steps)
     );
+    println!(
+        "    per step, model:          {:.1} µs",
+        per_step(model, steps)
+    );
+    println!(
+        "    per step, loop wall (everything but the model, SQL and commits included): {:.1} µs",
+        per_step(total.saturating_sub(model), steps)
+    );
+    if let Some(cpu) = cpu {
+        println!(
+            "    per step, loop CPU (all threads, the model's time taken out): {:.1} µs",
+            per_step(cpu.saturating_sub(model), steps)
+        );
+    }
+    // Many conversations at once, as a busy server has them: commits are shared by
+    // every run writing at that moment (group commit), so this is what a step costs.
+    let at_once = 16;
+    let (steps, total, cpu) = batch(&agent, &registry, runs, at_once).await;
+    let model = Duration::from_nanos(nanos.swap(0, Ordering::Relaxed));
+    println!("  {at_once} conversations at a time ({steps} steps)");
+    println!(
+        "    agent runs per second:    {:.1}",
+        (runs * 3) as f64 / total.as_secs_f64()
+    );
+    println!(
+        "    per step, loop wall:      {:.1} µs",
+        per_step(total.saturating_sub(model), steps)
+    );
+    if let Some(cpu) = cpu {
+        println!(
+            "    per step, loop CPU:       {:.1} µs",
+            per_step(cpu.saturating_sub(model), steps)
+        );
+    }
 }
 
 fn main() {

@@ -24,9 +24,12 @@ use tokio_util::sync::CancellationToken;
 mod direct;
 pub use direct::{check_edit, recheck_preview, DirectCall, EditRejected, Home, PreviewChanged};
 
+use tracing::Instrument;
+
 use crate::{
     db::Pool,
     history,
+    metrics::Outcome,
     model::{FinishReason, ModelEvent, ModelRequest, SharedProvider, ToolSpec},
     store::{self, LastSave, PendingCall, TakenCall},
     tools::{self, ExecError, ToolContext},
@@ -562,6 +565,8 @@ impl<'a> Run<'a> {
 
     async fn finish(mut self, status: RunStatus) -> RunStatus {
         self.close(status).await;
+        crate::metrics::run_ended(status);
+        tracing::info!(status = ?status, events = self.emitted, "run ended");
         status
     }
 
@@ -650,6 +655,10 @@ impl<'a> Run<'a> {
     }
 
     async fn steps(&mut self) -> RunStatus {
+        // The run's span (opened by the run registry) learns what only the run knows.
+        let span = tracing::Span::current();
+        span.record("assistant", self.assistant.as_str());
+        span.record("provider", self.agent.provider.name());
         let mut tool_errors = 0;
         for _ in 0..self.agent.config.max_steps {
             if self.cancel.is_cancelled() {
@@ -702,9 +711,31 @@ impl<'a> Run<'a> {
         RunStatus::StepLimit
     }
 
+    /// Streams one model turn, in a span of its own and timed; see [`Run::stream_model`].
+    async fn stream_turn(&mut self, history: Vec<crate::model::ModelMessage>) -> Option<Vec<Call>> {
+        let provider = self.agent.provider.name();
+        let span = tracing::info_span!("model_turn", provider, messages = history.len());
+        let started = std::time::Instant::now();
+        let calls = self.stream_model(history).instrument(span.clone()).await;
+        let took = started.elapsed();
+        crate::metrics::model_turn(provider, took);
+        span.in_scope(|| {
+            tracing::info!(
+                ok = calls.is_some(),
+                calls = calls.as_ref().map_or(0, Vec::len),
+                ms = took.as_millis() as u64,
+                "model turn"
+            );
+        });
+        calls
+    }
+
     /// Streams one model turn; `None` when it failed (already reported). Calls whose
     /// arguments did not complete are marked as not run.
-    async fn stream_turn(&mut self, history: Vec<crate::model::ModelMessage>) -> Option<Vec<Call>> {
+    async fn stream_model(
+        &mut self,
+        history: Vec<crate::model::ModelMessage>,
+    ) -> Option<Vec<Call>> {
         let step = self
             .message
             .parts
@@ -870,6 +901,7 @@ impl<'a> Run<'a> {
             let allowed = ToolName::parse(&call.name).filter(|t| self.assistant.allows(*t));
             let Some(tool) = allowed else {
                 errors += 1;
+                crate::metrics::tool_call(&call.name, Outcome::Invalid, None);
                 let error = ToolError::new(
                     ErrorCode::UnknownTool,
                     format!(
@@ -890,6 +922,7 @@ impl<'a> Run<'a> {
             if call.oversize {
                 // Not parsed: the text is cut short, and parsing it would only cost time.
                 errors += 1;
+                crate::metrics::tool_call(tool.as_str(), Outcome::Invalid, None);
                 let error = ToolError::new(
                     ErrorCode::ValidationError,
                     format!(
@@ -918,6 +951,7 @@ impl<'a> Run<'a> {
                 Ok(input) => input,
                 Err(invalid) => {
                     errors += 1;
+                    crate::metrics::tool_call(tool.as_str(), Outcome::Invalid, None);
                     let error = ToolError::new(
                         ErrorCode::ValidationError,
                         format!(
@@ -955,6 +989,7 @@ impl<'a> Run<'a> {
                 Ok(preview) => preview,
                 Err(error) => {
                     errors += 1;
+                    crate::metrics::tool_call(tool.as_str(), Outcome::Invalid, None);
                     self.output_error(&call.id, tool, error);
                     continue;
                 }
@@ -973,6 +1008,8 @@ impl<'a> Run<'a> {
                 continue;
             }
             pending += 1;
+            crate::metrics::tool_call(tool.as_str(), Outcome::AwaitingApproval, None);
+            tracing::info!(%tool, call = %call.id, "call waits for the person's decision");
             self.emit(AgentEvent::ToolApprovalRequest {
                 approval_id: call.id.clone(),
                 tool_call_id: call.id,
@@ -981,12 +1018,15 @@ impl<'a> Run<'a> {
         }
 
         // Read-only calls of one turn run concurrently; each result is matched by call id.
-        let mut running: FuturesUnordered<_> = runnable
-            .into_iter()
-            .map(|(id, input)| {
-                let ctx = self.context(&id);
-                let cancel = self.cancel.clone();
-                async move {
+        let mut running: FuturesUnordered<_> =
+            runnable
+                .into_iter()
+                .map(|(id, input)| {
+                    let ctx = self.context(&id);
+                    let cancel = self.cancel.clone();
+                    let span = tracing::info_span!("tool_call", tool = %input.tool(), call = %id);
+                    async move {
+                    let started = std::time::Instant::now();
                     // A stop drops the running tool's future: it is cancelled where it
                     // awaits, and a transaction it had open rolls back.
                     let result = tokio::select! {
@@ -996,10 +1036,15 @@ impl<'a> Run<'a> {
                         ))),
                         result = tools::execute(&input, &ctx) => result,
                     };
+                    let took = started.elapsed();
+                    let outcome = if result.is_ok() { Outcome::Ok } else { Outcome::Failed };
+                    crate::metrics::tool_call(input.tool().as_str(), outcome, Some(took));
+                    tracing::info!(outcome = ?outcome, ms = took.as_millis() as u64, "tool call");
                     (id, input.tool(), result)
                 }
-            })
-            .collect();
+                .instrument(span)
+                })
+                .collect();
         let mut finished = Vec::new();
         while let Some(done) = running.next().await {
             finished.push(done);
@@ -1038,6 +1083,9 @@ impl<'a> Run<'a> {
                 give_back(&self.agent.db, taken).await;
                 return Decided::GivenBack;
             }
+            crate::metrics::decided(false);
+            crate::metrics::tool_call(&pending.tool_name, Outcome::Declined, None);
+            tracing::info!(tool = %pending.tool_name, call = %pending.tool_call_id, "declined");
             self.emit(response);
             self.emit(AgentEvent::ToolOutputDenied {
                 tool_call_id: pending.tool_call_id.clone(),
@@ -1084,7 +1132,11 @@ impl<'a> Run<'a> {
         };
         let mut ctx = self.context(&pending.tool_call_id);
         ctx.take = Some(taken.token.clone());
-        let result = tools::execute(&input, &ctx).await;
+        let started = std::time::Instant::now();
+        let result = tools::execute(&input, &ctx)
+            .instrument(tracing::info_span!("tool_call", %tool, call = %pending.tool_call_id, approved = true))
+            .await;
+        let took = started.elapsed();
         if let Err(ExecError::Internal(details)) = &result {
             // An effect runs in one transaction with its idempotency record and the
             // deletion of its pending row; an internal failure rolled all of it back.
@@ -1094,6 +1146,14 @@ impl<'a> Run<'a> {
             give_back(&self.agent.db, taken).await;
             return Decided::GivenBack;
         }
+        crate::metrics::decided(true);
+        let outcome = if result.is_ok() {
+            Outcome::Ok
+        } else {
+            Outcome::Failed
+        };
+        crate::metrics::tool_call(tool.as_str(), outcome, Some(took));
+        tracing::info!(%tool, call = %pending.tool_call_id, outcome = ?outcome, ms = took.as_millis() as u64, "approved call ran");
         // A success deleted the row with its effect; a failure is answered now.
         self.finish_pending(taken).await;
         // The response only now, with its outcome: until the effect is done (or surely

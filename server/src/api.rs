@@ -25,7 +25,10 @@ use shared::{
     tools::{Assistant, ErrorCode, ToolError, ToolName, ValidationIssue},
 };
 
+mod edge;
 mod transport;
+
+pub use edge::json_answers;
 
 use transport::{Action, ConversationRef};
 
@@ -106,7 +109,7 @@ impl From<JsonRejection> for ApiError {
             JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::BAD_REQUEST,
         };
-        Self::new(status, "BAD_REQUEST", rejection.body_text())
+        Self::new(status, "BAD_REQUEST", edge::plain(&rejection.body_text()))
     }
 }
 
@@ -138,6 +141,12 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert("retry-after", HeaderValue::from_static("1"));
+        }
+        if self.status == StatusCode::TOO_MANY_REQUESTS {
+            // Replies take seconds; one of the person's may well be done by then.
+            response
+                .headers_mut()
+                .insert("retry-after", HeaderValue::from_static("2"));
         }
         response
     }
@@ -184,8 +193,13 @@ const EVENTS_PER_WRITE: usize = 256;
 /// holds a raw line break, so one `data:` line per event is the whole frame.
 fn sse(events: runs::EventStream, run_id: &str) -> Response {
     let done: Arc<str> = Arc::from("[DONE]");
+    // Counted open for as long as the body lives (to its end, or until the client left).
+    let open = crate::metrics::OpenStream::new();
     let frames = events
-        .chain(stream::once(async move { done }))
+        .chain(stream::once(async move {
+            drop(open);
+            done
+        }))
         .ready_chunks(EVENTS_PER_WRITE)
         .map(|batch| {
             let size = batch.iter().map(|data| data.len() + 8).sum();
@@ -873,7 +887,7 @@ async fn conversation(
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "BAD_REQUEST",
-            rejection.body_text(),
+            edge::plain(&rejection.body_text()),
         )
     })?;
     let body = conversation_body(&state, &owner, &id).await?;
@@ -960,7 +974,7 @@ async fn stream_run(
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "BAD_REQUEST",
-            rejection.body_text(),
+            edge::plain(&rejection.body_text()),
         )
     })?;
     let id = find_client_conversation(&state, &owner, &id)
@@ -1074,7 +1088,7 @@ async fn bookings(
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "BAD_REQUEST",
-            rejection.body_text(),
+            edge::plain(&rejection.body_text()),
         )
     })?;
     bookings_list(&state, &owner, query.all == Some(1))

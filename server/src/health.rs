@@ -6,7 +6,9 @@ use shared::health::{Health, HealthStatus};
 use crate::AppState;
 
 pub(crate) fn routes() -> Router<AppState> {
-    Router::new().route("/healthz", get(healthz))
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(crate::metrics::handler))
 }
 
 async fn healthz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {

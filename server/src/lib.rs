@@ -16,6 +16,7 @@ mod health;
 pub mod history;
 pub mod idempotency;
 pub mod mcp;
+pub mod metrics;
 pub mod model;
 pub mod oauth;
 pub mod owner;
@@ -135,8 +136,21 @@ pub fn app(state: AppState) -> Router {
             security::ApiGuard::new(&state.security),
             security::guard_api,
         ))
+        // Whatever answers under /api/ (the fallback's 404 page, a 405, an extractor's
+        // text) reaches the client as JSON.
+        .layer(axum::middleware::from_fn(api::json_answers))
         .layer(axum::middleware::from_fn(security::headers))
-        .layer(TraceLayer::new_for_http())
+        // One span per request, named by its route (`/api/chat/{id}/stream`, never the
+        // ids in the path).
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+                let route = request
+                    .extensions()
+                    .get::<axum::extract::MatchedPath>()
+                    .map_or("(unmatched)", axum::extract::MatchedPath::as_str);
+                tracing::info_span!("request", method = %request.method(), route)
+            }),
+        )
         .with_state(state)
 }
 

@@ -79,14 +79,17 @@ fn plausible(id: &str) -> bool {
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// Paths whose callers are not a person's browser: the MCP servers, the OAuth metadata and
-/// the endpoints OAuth clients call directly (the consent page and `/oauth/authorize` are
+/// Paths whose callers are not a person's browser: the MCP servers, the OAuth metadata,
+/// the health and metrics probes, and the endpoints OAuth clients call directly (the consent page and `/oauth/authorize` are
 /// the browser's, and keep its owner).
 fn acts_by_token(path: &str) -> bool {
     path.starts_with("/mcp/")
         || path.starts_with("/.well-known/oauth-")
         || path == "/.well-known/openid-configuration"
-        || matches!(path, "/oauth/register" | "/oauth/token" | "/oauth/revoke")
+        || matches!(
+            path,
+            "/oauth/register" | "/oauth/token" | "/oauth/revoke" | "/metrics" | "/healthz"
+        )
 }
 
 /// Attaches an [`OwnerId`] to every request, issuing a new signed cookie when the request

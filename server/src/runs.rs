@@ -349,7 +349,20 @@ impl Reservation {
         let log = Arc::clone(&run);
         let tx = EventSender::calling(move |event| log.push(event));
         let work = work(tx, run.token.clone(), run.last_save.clone());
-        tokio::spawn(drive(self.runs.clone(), Arc::clone(&run), work));
+        // One span per run: every line its loop, model turns and tool calls log carries
+        // the run and the conversation, so one reply can be followed through the log.
+        let span = tracing::info_span!(
+            parent: None,
+            "run",
+            run = %run.id,
+            conversation = %run.conversation_id,
+            assistant = tracing::field::Empty,
+            provider = tracing::field::Empty,
+        );
+        tokio::spawn(tracing::Instrument::instrument(
+            drive(self.runs.clone(), Arc::clone(&run), work),
+            span,
+        ));
         run
     }
 }

@@ -655,6 +655,24 @@ async fn regenerating_keeps_what_was_carried_out_and_books_once() {
     assert_eq!(booked.len(), 1);
     assert_eq!(booked[0]["output"]["bookingId"], booking_id);
 
+    // What happened is counted (per process; other tests here count too).
+    let response = app.client.get(app.url("/metrics")).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(
+        response.headers().get("set-cookie").is_none(),
+        "a probe gets no owner"
+    );
+    let scraped = response.text().await.unwrap();
+    for line in [
+        "datban_approvals_total{decision=\"approved\"}",
+        "datban_tool_calls_total{tool=\"createBooking\",outcome=\"ok\"}",
+        "datban_tool_calls_total{tool=\"createBooking\",outcome=\"awaiting_approval\"}",
+        "datban_runs_total{status=\"completed\"}",
+        "datban_model_turn_seconds_count{provider=\"offline\"}",
+    ] {
+        assert!(scraped.contains(line), "{line} missing from\n{scraped}");
+    }
+
     // Only the newest reply can be written again.
     let first_reply = messages[1]["id"].as_str().unwrap().to_owned();
     let older = app

@@ -355,6 +355,99 @@ async fn api_responses_and_errors_have_the_security_headers() {
     assert_security_headers(response.headers());
 }
 
+#[tokio::test]
+async fn every_api_answer_is_json_a_client_can_act_on() {
+    let app = spawn_app().await;
+    let send = |method: reqwest::Method, path: &str| {
+        app.client
+            .request(method, app.url(path))
+            .header("content-type", "application/json")
+    };
+    // An unknown path under /api/ is not the HTML 404 page.
+    let reply = read_reply(
+        send(reqwest::Method::GET, "/api/nothing/here")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_json_error(&reply, 404, "NOT_FOUND");
+    assert!(reply.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("/api/nothing/here"));
+    // A method the path does not take: 405 saying which one it takes.
+    let response = send(reqwest::Method::DELETE, "/api/chat")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["allow"], "POST");
+    let reply = read_reply(response).await;
+    assert_json_error(&reply, 405, "METHOD_NOT_ALLOWED");
+    assert!(
+        reply.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("DELETE"),
+        "{:?}",
+        reply.body
+    );
+    // A path segment that is not UTF-8.
+    let reply = read_reply(
+        send(reqwest::Method::GET, "/api/conversations/%FF%FE")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_json_error(&reply, 400, "BAD_REQUEST");
+    // Wrong JSON types are said in JSON terms, with the field, never a Rust type name.
+    let cases = [
+        (json!(["x"]), "a JSON object"),
+        (json!({"text": 5}), "text"),
+        (
+            json!({"conversationId": "c", "toolCallId": "t", "approved": "yes"}),
+            "true or false",
+        ),
+    ];
+    for (index, (body, said)) in cases.into_iter().enumerate() {
+        let path = if index == 2 {
+            "/api/approvals"
+        } else {
+            "/api/chat"
+        };
+        let reply = app.post(&app.client, path, body.clone()).await;
+        assert!(
+            matches!(reply.status, 400 | 422),
+            "{body}: {:?}",
+            reply.body
+        );
+        let message = reply.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(said), "{body}: {message}");
+        for rust in [
+            "struct ",
+            "ChatBody",
+            "ApprovalRequest",
+            "u8",
+            "usize",
+            "bool",
+        ] {
+            assert!(!message.contains(rust), "{body}: {message}");
+        }
+    }
+    // JSON answers are not kept by caches.
+    let response = send(reqwest::Method::GET, "/api/bookings")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    let response = send(reqwest::Method::GET, "/api/nothing")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["cache-control"], "no-store");
+}
+
 // ---------------------------------------------------------------------------------------
 // What a model may stream
 

@@ -169,6 +169,10 @@ fn arguments_object(arguments: &str) -> Value {
 }
 
 impl ModelProvider for Anthropic {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
     fn stream_turn(&self, request: ModelRequest) -> TurnStream {
         let body = self.request_body(&request);
         let client = self.client.clone();

@@ -132,6 +132,11 @@ pub type TurnStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ProviderError
 pub trait ModelProvider: Send + Sync + 'static {
     /// Starts one turn. The stream ends after [`ModelEvent::Finish`] or an error.
     fn stream_turn(&self, request: ModelRequest) -> TurnStream;
+
+    /// The provider's kind, as the log and the metrics name it.
+    fn name(&self) -> &'static str {
+        "custom"
+    }
 }
 
 /// The provider shared by all requests.

@@ -141,6 +141,10 @@ impl OpenAiChat {
 }
 
 impl ModelProvider for OpenAiChat {
+    fn name(&self) -> &'static str {
+        "openai-chat"
+    }
+
     fn stream_turn(&self, request: ModelRequest) -> TurnStream {
         self.endpoint
             .stream::<Decoder>("/chat/completions", self.request_body(&request))

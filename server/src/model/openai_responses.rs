@@ -97,6 +97,10 @@ impl OpenAiResponses {
 }
 
 impl ModelProvider for OpenAiResponses {
+    fn name(&self) -> &'static str {
+        "openai-responses"
+    }
+
     fn stream_turn(&self, request: ModelRequest) -> TurnStream {
         self.endpoint
             .stream::<Decoder>("/responses", self.request_body(&request))

@@ -305,7 +305,7 @@ fn print_targets(context: &Context, datban: &Measured, peer: Option<&Measured>) 
         fraction.map(|f| f <= PEER_P99_FRACTION),
     );
 
-    let loop_cost = context.micro.loop_per_step.first();
+    let loop_cost = super::micro::loop_cost_figure(&context.micro.loop_per_step);
     line(
         format!("loop cost per step ≤ {LOOP_PER_STEP_US:.0} µs (`agent_loop`)"),
         loop_cost.map_or("-".to_owned(), |(label, us)| {

@@ -178,6 +178,10 @@ impl OfflineModel {
 }
 
 impl ModelProvider for OfflineModel {
+    fn name(&self) -> &'static str {
+        "offline"
+    }
+
     fn stream_turn(&self, request: ModelRequest) -> TurnStream {
         let events = self.plan_turn(&request);
         let delay = self.token_delay;

@@ -1,0 +1,233 @@
+//! Every answer under `/api/` is JSON a client developer can act on.
+//!
+//! The handlers answer `{"error":{"code","message"}}` themselves; this layer covers what
+//! never reaches them: an unknown path (which would otherwise render the HTML 404 page),
+//! a method the path does not take (405), a path segment that is not UTF-8, and
+//! extractors' plain-text refusals. It also keeps API answers out of caches, and rewrites
+//! serde's wording (Rust type names) into JSON terms.
+
+use axum::{
+    extract::Request,
+    http::{header, HeaderValue, Method, StatusCode},
+    middleware::Next,
+    response::{IntoResponse, Response},
+    Json,
+};
+use serde_json::json;
+
+/// Longest plain-text refusal read to be passed on (an extractor's message is short).
+const TEXT_LIMIT: usize = 4 * 1024;
+
+/// Middleware for `/api/`: JSON for every error, `Cache-Control: no-store` on JSON.
+pub async fn json_answers(request: Request, next: Next) -> Response {
+    if !request.uri().path().starts_with("/api/") {
+        return next.run(request).await;
+    }
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    let status = response.status();
+    let mut response =
+        if (status.is_client_error() || status.is_server_error()) && !is_json(&response) {
+            as_json(method, &path, response).await
+        } else {
+            response
+        };
+    if is_json(&response) {
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"))
+}
+
+/// A refusal that is not JSON, said again as JSON with the same status.
+async fn as_json(method: Method, path: &str, response: Response) -> Response {
+    let status = response.status();
+    let html = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/html"));
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let retry_after = response.headers().get("retry-after").cloned();
+    let text = if html {
+        String::new()
+    } else {
+        let bytes = axum::body::to_bytes(response.into_body(), TEXT_LIMIT)
+            .await
+            .unwrap_or_default();
+        String::from_utf8_lossy(&bytes).trim().to_owned()
+    };
+    let (code, message) = match status {
+        StatusCode::NOT_FOUND => (
+            "NOT_FOUND",
+            format!("There is no API endpoint {method} {path}."),
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            // The router adds `Allow` after this layer has run, so it is named, not read.
+            let allowed = allow
+                .as_ref()
+                .and_then(|value| value.to_str().ok())
+                .filter(|value| !value.is_empty())
+                .map_or_else(
+                    || " The `Allow` header lists the methods it accepts.".to_owned(),
+                    |value| format!(" It accepts {value}."),
+                );
+            (
+                "METHOD_NOT_ALLOWED",
+                format!("{path} does not accept {method}.{allowed}"),
+            )
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+            "UNSUPPORTED_MEDIA_TYPE",
+            "Send the body as JSON, with `Content-Type: application/json`.".to_owned(),
+        ),
+        StatusCode::PAYLOAD_TOO_LARGE => ("BODY_TOO_LARGE", "The request is too large.".to_owned()),
+        StatusCode::TOO_MANY_REQUESTS => (
+            "RATE_LIMITED",
+            "Too many requests; wait a little and try again.".to_owned(),
+        ),
+        status if status.is_server_error() => (
+            "INTERNAL",
+            "Something went wrong on our side. Please try again.".to_owned(),
+        ),
+        _ if text.is_empty() => ("BAD_REQUEST", "The request could not be read.".to_owned()),
+        _ => ("BAD_REQUEST", plain(&text)),
+    };
+    let mut answer = (
+        status,
+        Json(json!({"error": {"code": code, "message": message}})),
+    )
+        .into_response();
+    if let Some(allow) = allow {
+        answer.headers_mut().insert(header::ALLOW, allow);
+    }
+    if let Some(retry_after) = retry_after {
+        answer.headers_mut().insert("retry-after", retry_after);
+    }
+    answer
+}
+
+/// An extractor's or serde's message in JSON terms: the field path kept, Rust's type
+/// names (`struct ChatBody with 3 elements`, `u8`, `floating point`) said as JSON types.
+pub fn plain(text: &str) -> String {
+    let text = text
+        .replace(
+            "Failed to deserialize the JSON body into the target type: ",
+            "The JSON body does not fit: ",
+        )
+        .replace(
+            "Failed to parse the request body as JSON: ",
+            "The body is not valid JSON: ",
+        )
+        .replace(
+            "Failed to deserialize query string: ",
+            "The query string does not fit: ",
+        )
+        .replace("Invalid URL: ", "The path is not valid: ");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("expected ") {
+        let (before, after) = rest.split_at(at + "expected ".len());
+        out.push_str(before);
+        let end = after
+            .find([',', '\n', ';'])
+            .or_else(|| after.find(" at line "))
+            .unwrap_or(after.len());
+        let (wanted, tail) = after.split_at(end);
+        out.push_str(&json_type(wanted.trim_end()));
+        rest = tail;
+    }
+    out.push_str(rest);
+    out.replace("floating point `", "the number `")
+        .replace("integer `", "the number `")
+        .replace("invalid type: map", "invalid type: an object")
+        .replace("invalid type: sequence", "invalid type: an array")
+        .replace("invalid type: unit value", "invalid type: null")
+}
+
+/// What serde expected, as a JSON type.
+fn json_type(wanted: &str) -> String {
+    let word = wanted.trim();
+    let named = match word {
+        "u8" => "an integer from 0 to 255",
+        "u16" => "an integer from 0 to 65535",
+        "u32" | "u64" | "usize" => "a whole number, 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer",
+        "f32" | "f64" => "a number",
+        "a map" | "map" => "a JSON object",
+        "a sequence" | "sequence" => "a JSON array",
+        "a boolean" | "bool" => "true or false",
+        _ if word.starts_with("struct ") || word.starts_with("a map ") => "a JSON object",
+        _ if word.starts_with("tuple") || word.starts_with("a sequence ") => "a JSON array",
+        _ if word.starts_with("enum ") || word.starts_with("variant ") => {
+            "one of the allowed values"
+        }
+        _ => return wanted.to_owned(),
+    };
+    named.to_owned()
+}
+
+/// An empty answer body, for tests of the layer.
+#[cfg(test)]
+fn empty(status: StatusCode) -> Response {
+    (status, axum::body::Body::empty()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_is_said_in_json_terms() {
+        assert_eq!(
+            plain("Failed to deserialize the JSON body into the target type: invalid type: sequence, expected struct ChatBody with 3 elements at line 1 column 0"),
+            "The JSON body does not fit: invalid type: an array, expected a JSON object at line 1 column 0"
+        );
+        assert_eq!(
+            plain("Failed to deserialize the JSON body into the target type: partySize: invalid type: floating point `4.5`, expected u8 at line 1 column 20"),
+            "The JSON body does not fit: partySize: invalid type: the number `4.5`, expected an integer from 0 to 255 at line 1 column 20"
+        );
+        assert_eq!(
+            plain("Failed to deserialize the JSON body into the target type: approved: invalid type: string \"yes\", expected a boolean at line 1 column 9"),
+            "The JSON body does not fit: approved: invalid type: string \"yes\", expected true or false at line 1 column 9"
+        );
+        assert_eq!(
+            plain("Failed to deserialize the JSON body into the target type: missing field `text` at line 1 column 2"),
+            "The JSON body does not fit: missing field `text` at line 1 column 2"
+        );
+        assert!(!plain("invalid type: integer `5`, expected usize").contains("usize"));
+    }
+
+    #[tokio::test]
+    async fn refusals_without_a_body_become_json() {
+        let answer = as_json(Method::DELETE, "/api/chat", {
+            let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            response
+        })
+        .await;
+        assert_eq!(answer.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(answer.headers()[header::ALLOW], "POST");
+        let body = axum::body::to_bytes(answer.into_body(), 1024)
+            .await
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "METHOD_NOT_ALLOWED");
+        assert_eq!(
+            body["error"]["message"],
+            "/api/chat does not accept DELETE. It accepts POST."
+        );
+    }
+}

@@ -55,7 +55,8 @@ async fn conversation(agent: &Arc<Agent>, runs: &Runs) -> usize {
     let now = (agent.clock)();
     let conversation = store::Conversation {
         id: store::new_row_id("conv"),
-        owner_id: "own_bench".to_owned(),
+        // An owner per conversation: a person may have only a few replies at once.
+        owner_id: store::new_row_id("own"),
         assistant: "restaurant".to_owned(),
     };
     let mut steps = 0;
@@ -76,9 +77,10 @@ async fn conversation(agent: &Arc<Agent>, runs: &Runs) -> usize {
             earlier: created.then(|| vec![user]),
         };
         let (agent, id) = (Arc::clone(agent), conversation.id.clone());
+        let owner = conversation.owner_id.clone();
         let run = reservation.start(move |tx, cancel, last| async move {
             agent
-                .run_known("own_bench", &id, Some(known), reply, tx, cancel, Some(last))
+                .run_known(&owner, &id, Some(known), reply, tx, cancel, Some(last))
                 .await;
         });
         let events: Vec<Arc<str>> = run.subscribe(0).collect().await;

@@ -30,6 +30,10 @@ pub struct Config {
     /// The public origin behind a proxy (`DATBAN_PUBLIC_ORIGIN`) and the per-owner rate
     /// limit (`DATBAN_RATE_PER_MINUTE`, default 20; `0` turns it off).
     pub security: crate::security::SecuritySettings,
+    /// Bounds on connections: the header deadline (`DATBAN_HEADER_TIMEOUT_MS`, default
+    /// 10000), connections per client address (`DATBAN_MAX_CONNECTIONS_PER_ADDRESS`,
+    /// default 256, `0` none) and the shutdown grace (`DATBAN_SHUTDOWN_GRACE_MS`, 30000).
+    pub edge: crate::serve::EdgeLimits,
 }
 
 /// The model provider chosen by `DATBAN_PROVIDER`.
@@ -233,6 +237,28 @@ impl Config {
             1000,
         )? as usize;
         let security = security_from_env()?;
+        let defaults = crate::serve::EdgeLimits::default();
+        let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let edge = crate::serve::EdgeLimits {
+            header_timeout: std::time::Duration::from_millis(number(
+                "DATBAN_HEADER_TIMEOUT_MS",
+                millis(defaults.header_timeout),
+                100,
+                300_000,
+            )?),
+            per_address: number(
+                "DATBAN_MAX_CONNECTIONS_PER_ADDRESS",
+                defaults.per_address as u64,
+                0,
+                1_000_000,
+            )? as usize,
+            shutdown_grace: std::time::Duration::from_millis(number(
+                "DATBAN_SHUTDOWN_GRACE_MS",
+                millis(defaults.shutdown_grace),
+                0,
+                600_000,
+            )?),
+        };
         Ok(Self {
             leptos_options,
             database_url,
@@ -243,6 +269,7 @@ impl Config {
             weather_timeout: std::time::Duration::from_millis(weather_timeout),
             max_runs_per_owner,
             security,
+            edge,
         })
     }
 }
@@ -272,6 +299,7 @@ fn security_from_env() -> Result<crate::security::SecuritySettings, ConfigError>
     Ok(crate::security::SecuritySettings {
         public_origin,
         rate_limit,
+        body_timeout: None,
     })
 }
 

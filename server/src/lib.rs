@@ -23,6 +23,7 @@ pub mod owner;
 pub mod page;
 pub mod runs;
 pub mod security;
+pub mod serve;
 pub mod store;
 pub mod tools;
 
@@ -208,10 +209,14 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
         .await
         .map_err(|source| StartupError::Bind { addr, source })?;
     tracing::info!("datban listening on http://{addr}");
-    axum::serve(no_delay(listener), service(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(StartupError::Serve)
+    serve::serve(
+        listener,
+        app(state).with_state(()),
+        config.edge,
+        shutdown_signal(),
+    )
+    .await
+    .map_err(StartupError::Serve)
 }
 
 /// [`app`] as the service each connection gets. axum's own way of serving a `Router`

@@ -51,6 +51,9 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// results is far more than one message. The same as axum's own JSON limit.
 pub const MAX_CHAT_BODY_BYTES: usize = 2 * 1024 * 1024;
 
+/// How long an API request's body may take to arrive, whole.
+pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The body limit of a request to `path`.
 fn body_limit(path: &str) -> usize {
     if path == "/api/chat" {
@@ -105,6 +108,9 @@ pub struct SecuritySettings {
     pub public_origin: Option<String>,
     /// The per-owner limit on `POST /api/chat` and `POST /api/approvals`; `None`: none.
     pub rate_limit: Option<RateLimit>,
+    /// How long an API request's body may take to arrive, whole; `None`:
+    /// [`BODY_READ_TIMEOUT`].
+    pub body_timeout: Option<std::time::Duration>,
 }
 
 /// `{"error":{"code","message"}}` with `status`, the shape every API error has.
@@ -256,10 +262,17 @@ pub fn normalize_origin(text: &str) -> Option<String> {
     Some(format!("{}://{}{port}", origin.scheme, origin.host))
 }
 
-/// The state of [`guard_api`]: the configured public origin, if any.
-#[derive(Debug, Clone, Default)]
+/// The state of [`guard_api`]: the configured public origin, if any, and the body deadline.
+#[derive(Debug, Clone)]
 pub struct ApiGuard {
     public_origin: Option<Arc<Origin>>,
+    body_timeout: std::time::Duration,
+}
+
+impl Default for ApiGuard {
+    fn default() -> Self {
+        Self::new(&SecuritySettings::default())
+    }
 }
 
 impl ApiGuard {
@@ -271,6 +284,7 @@ impl ApiGuard {
                 .as_deref()
                 .and_then(Origin::parse)
                 .map(Arc::new),
+            body_timeout: settings.body_timeout.unwrap_or(BODY_READ_TIMEOUT),
         }
     }
 
@@ -281,6 +295,11 @@ impl ApiGuard {
     /// and carries no ambient authority worth forging.
     fn allows(&self, request: &Request) -> bool {
         let headers = request.headers();
+        if headers.get_all(header::ORIGIN).iter().nth(1).is_some() {
+            // A browser sends one; two are a forgery that hopes one check reads the first
+            // and another the last.
+            return false;
+        }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let Some(origin) = origin.to_str().ok().and_then(Origin::parse) else {
                 // `null` (sandboxed frames, some redirects) or garbage: not us.
@@ -288,6 +307,11 @@ impl ApiGuard {
             };
             if self.public_origin.as_deref() == Some(&origin) {
                 return true;
+            }
+            // This server speaks plain HTTP: a page of `https://` the same host is another
+            // origin (behind a TLS proxy, the page's origin is `DATBAN_PUBLIC_ORIGIN`).
+            if origin.scheme != "http" {
+                return false;
             }
             // HTTP/1 has `Host`; HTTP/2 carries the authority in the request target.
             let host = headers
@@ -348,11 +372,25 @@ pub async fn guard_api(State(guard): State<ApiGuard>, request: Request, next: Ne
     if declared.is_some_and(|length| length > limit as u64) {
         return body_too_large(limit);
     }
-    // A body without a declared length (chunked) is read here, up to the limit, so an
-    // oversized one gets the same JSON answer instead of the extractor's plain text.
-    if declared.is_none() && request.body().size_hint().exact() != Some(0) {
+    // A body is read here, whole, up to the limit and within a deadline: an oversized one
+    // (chunked, without a declared length) gets the same JSON answer instead of the
+    // extractor's plain text, and one that trickles in is cut off instead of holding its
+    // connection and task for as long as the client likes.
+    if declared != Some(0) && request.body().size_hint().exact() != Some(0) {
         let (parts, body) = request.into_parts();
-        let bytes = match http_body_util::Limited::new(body, limit).collect().await {
+        let read = http_body_util::Limited::new(body, limit).collect();
+        let Ok(read) = tokio::time::timeout(guard.body_timeout, read).await else {
+            tracing::info!(path = %parts.uri.path(), "a request body did not arrive in time");
+            return json_error(
+                StatusCode::REQUEST_TIMEOUT,
+                "REQUEST_TIMEOUT",
+                &format!(
+                    "The request body did not arrive within {} ms.",
+                    guard.body_timeout.as_millis()
+                ),
+            );
+        };
+        let bytes = match read {
             Ok(collected) => collected.to_bytes(),
             Err(error) if error.is::<http_body_util::LengthLimitError>() => {
                 return body_too_large(limit);
@@ -521,7 +559,14 @@ mod tests {
         // Default ports are the same origin with or without them.
         let plain = ("host", "datban.example");
         assert!(guard.allows(&request(&[plain, ("origin", "http://datban.example:80")])));
-        assert!(guard.allows(&request(&[plain, ("origin", "https://DATBAN.example")])));
+        assert!(guard.allows(&request(&[plain, ("origin", "http://DATBAN.example")])));
+        // This server speaks HTTP: the same host under https is another origin (a TLS
+        // proxy's page is `DATBAN_PUBLIC_ORIGIN`), and so is the same port under https.
+        assert!(!guard.allows(&request(&[plain, ("origin", "https://datban.example")])));
+        assert!(!guard.allows(&request(&[host, ("origin", "https://127.0.0.1:3000")])));
+        // Two Origin headers are refused, even if both are ours.
+        let ours = ("origin", "http://127.0.0.1:3000");
+        assert!(!guard.allows(&request(&[host, ours, ours])));
     }
 
     #[test]
@@ -529,6 +574,7 @@ mod tests {
         let guard = ApiGuard::new(&SecuritySettings {
             public_origin: normalize_origin("https://datban.example/"),
             rate_limit: None,
+            body_timeout: None,
         });
         let internal = ("host", "10.0.0.5:3000");
         assert!(guard.allows(&request(&[internal, ("origin", "https://datban.example")])));

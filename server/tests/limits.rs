@@ -128,6 +128,7 @@ async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() {
             per_minute: NonZeroU32::new(2).unwrap(),
             burst: NonZeroU32::new(2).unwrap(),
         }),
+        body_timeout: None,
     })
     .await;
     let first = app.chat(None, "Xin chào").await;
@@ -202,6 +203,17 @@ async fn cross_site_posts_are_refused_and_same_origin_ones_pass() {
     assert_json_error(&fetched, 403, "CROSS_SITE_REQUEST");
     let null = send(vec![("origin", "null".to_owned())]).await;
     assert_json_error(&null, 403, "CROSS_SITE_REQUEST");
+    // The same host and port under another scheme is another origin.
+    let other_scheme = send(vec![("origin", format!("https://{}", app.addr))]).await;
+    assert_json_error(&other_scheme, 403, "CROSS_SITE_REQUEST");
+    // Two Origin headers, even both ours: refused (a browser sends one; a forgery hopes
+    // one check reads the first and another the last).
+    let twice = send(vec![
+        ("origin", format!("http://{}", app.addr)),
+        ("origin", format!("http://{}", app.addr)),
+    ])
+    .await;
+    assert_json_error(&twice, 403, "CROSS_SITE_REQUEST");
     assert_eq!(stored_conversations(&app).await, 0);
 
     // A cross-site read is not a state change: the same-origin policy keeps its answer
@@ -231,6 +243,7 @@ async fn a_configured_public_origin_is_accepted_behind_a_proxy() {
     let app = spawn_app_with_security(SecuritySettings {
         public_origin: Some("https://datban.example".to_owned()),
         rate_limit: None,
+        body_timeout: None,
     })
     .await;
     let response = app
@@ -612,4 +625,134 @@ async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() {
     assert_eq!(last["status"], "error", "{last:#}");
     let (status, _) = app.get_json("/api/bookings").await;
     assert_eq!(status, 200);
+}
+
+// ---------------------------------------------------------------------------------------
+// Slow and odd clients
+
+/// The server's accept loop on a free port with `limits`; its address.
+async fn serve_with(
+    limits: server::serve::EdgeLimits,
+    body_timeout: Duration,
+) -> (std::net::SocketAddr, support::TestDatabase) {
+    let (pool, guard) = support::test_pool().await;
+    let mut state = support::test_state(pool).await;
+    state.security.body_timeout = Some(body_timeout);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = server::app(state).with_state(());
+    tokio::spawn(server::serve::serve(
+        listener,
+        app,
+        limits,
+        std::future::pending(),
+    ));
+    (addr, guard)
+}
+
+/// Reads until the server closes the connection (or `within` passes: `false`).
+async fn closed_within(stream: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buffer = [0u8; 1024];
+    tokio::time::timeout(within, async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// A GET of `/healthz` from source address `from`, over a fresh connection; its status line.
+async fn health_from(addr: std::net::SocketAddr, from: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn slow_loris_connections_are_closed_and_bounded_while_others_are_served() {
+    use tokio::io::AsyncWriteExt;
+    let limits = server::serve::EdgeLimits {
+        header_timeout: Duration::from_millis(800),
+        per_address: 100,
+        shutdown_grace: Duration::from_secs(1),
+    };
+    let (addr, _db) = serve_with(limits, Duration::from_secs(10)).await;
+    // 1,000 connections from one address, each sending half its headers, then nothing.
+    let mut held = Vec::new();
+    for _ in 0..1000 {
+        let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+            continue;
+        };
+        let _ = stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            .await;
+        held.push(stream);
+    }
+    assert_eq!(held.len(), 1000);
+    // Another client is served meanwhile.
+    assert_eq!(health_from(addr, "127.0.0.2").await, "HTTP/1.1 200 OK");
+    // Every slow one is closed: over the bound at once, the others at the deadline.
+    let started = std::time::Instant::now();
+    let closed = futures::future::join_all(
+        held.iter_mut()
+            .map(|stream| closed_within(stream, Duration::from_secs(5))),
+    )
+    .await;
+    assert!(
+        closed.iter().all(|c| *c),
+        "{} left open",
+        closed.iter().filter(|c| !**c).count()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(held);
+    // Their places are given back: the address is served again.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(health_from(addr, "127.0.0.1").await, "HTTP/1.1 200 OK");
+}
+
+#[tokio::test]
+async fn a_body_that_trickles_in_is_cut_off_with_a_json_408() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (addr, _db) = serve_with(
+        server::serve::EdgeLimits::default(),
+        Duration::from_millis(500),
+    )
+    .await;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(
+            b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+              Content-Length: 100\r\n\r\n{\"text\":",
+        )
+        .await
+        .unwrap();
+    let mut answer = vec![0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("answered before the client sent the rest")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("REQUEST_TIMEOUT"), "{answer}");
 }

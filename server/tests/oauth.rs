@@ -197,6 +197,7 @@ async fn the_public_origin_is_the_issuer_behind_a_proxy() {
     let app = support::spawn_app_with_security(SecuritySettings {
         public_origin: Some("https://datban.example".to_owned()),
         rate_limit: None,
+        body_timeout: None,
     })
     .await;
     let (_, _, server) = get(&app, "/.well-known/oauth-authorization-server").await;

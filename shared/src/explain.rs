@@ -219,6 +219,10 @@ fn issue_sentence(issue: &ValidationIssue, code: ErrorCode, lang: Lang) -> Strin
             "Thời gian này đã qua.".to_owned(),
             "That time has already passed.".to_owned(),
         ),
+        Rule::TooFarAhead { days } => lang.pick(
+            format!("Chỉ nhận đặt bàn trong vòng {days} ngày tới."),
+            format!("Tables can be booked at most {days} days ahead."),
+        ),
         Rule::MinAboveMax { .. } => lang.pick(
             "Ngân sách tối thiểu lớn hơn ngân sách tối đa.".to_owned(),
             "The lowest budget is above the highest.".to_owned(),
@@ -480,6 +484,7 @@ mod tests {
                 allowed: vec!["local".into()],
             },
             Rule::InPast,
+            Rule::TooFarAhead { days: 180 },
             Rule::MinAboveMax {
                 max_field: "budget_max".into(),
             },

@@ -206,6 +206,8 @@ fn datban_env(
         ("DATBAN_RATE_PER_MINUTE", "0".to_owned()),
         // The server's maximum; each virtual client runs one reply at a time anyway.
         ("DATBAN_MAX_RUNS_PER_OWNER", "1000".to_owned()),
+        // Every load connection comes from 127.0.0.1; thousands are held open on purpose.
+        ("DATBAN_MAX_CONNECTIONS_PER_ADDRESS", "0".to_owned()),
         ("RUST_LOG", "warn".to_owned()),
     ]
 }

@@ -157,9 +157,17 @@ async fn spawn_app_full(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
-        axum::serve(server::no_delay(listener), server::service(state))
-            .await
-            .unwrap();
+        // The server's own accept loop (header deadline, per-address bound), as
+        // `server::run` serves.
+        let app = server::app(state).with_state(());
+        server::serve::serve(
+            listener,
+            app,
+            server::serve::EdgeLimits::default(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
     });
     TestApp {
         addr,

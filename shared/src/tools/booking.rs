@@ -56,6 +56,10 @@ pub struct CreateBookingOutput {
     pub starts_at: DateTime<FixedOffset>,
 }
 
+/// How many days ahead a table can be booked: restaurants plan their rooms a season
+/// ahead, and a date years away (9999-12-31) is a typo or a model's guess, not a plan.
+pub const BOOKING_HORIZON_DAYS: u32 = 180;
+
 impl Tool for CreateBooking {
     const NAME: ToolName = ToolName::CreateBooking;
     const DEFINITION: ToolDefinition = ToolDefinition {
@@ -87,11 +91,24 @@ impl Tool for CreateBooking {
                 "must not be blank",
             ));
         }
-        if input.starts_at.with_timezone(&chrono::Utc) <= ctx.now {
+        let starts = input.starts_at.with_timezone(&chrono::Utc);
+        if starts <= ctx.now {
             issues.push(ValidationIssue::broke(
                 "startsAt",
                 Rule::InPast,
                 format!("{} is in the past", input.starts_at.to_rfc3339()),
+            ));
+        } else if starts > ctx.now + chrono::Duration::days(i64::from(BOOKING_HORIZON_DAYS)) {
+            issues.push(ValidationIssue::broke(
+                "startsAt",
+                Rule::TooFarAhead {
+                    days: BOOKING_HORIZON_DAYS,
+                },
+                format!(
+                    "{} is more than {BOOKING_HORIZON_DAYS} days ahead; bookings are taken \
+                     up to {BOOKING_HORIZON_DAYS} days in advance",
+                    input.starts_at.to_rfc3339()
+                ),
             ));
         }
         issues

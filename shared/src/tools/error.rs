@@ -111,6 +111,11 @@ pub enum Rule {
     },
     /// A time that has already passed.
     InPast,
+    /// A time further ahead than bookings are taken.
+    TooFarAhead {
+        /// How many days ahead bookings are taken.
+        days: u32,
+    },
     /// A lower bound above its upper bound (`budget_min` over `budget_max`).
     MinAboveMax {
         /// The path of the upper bound.

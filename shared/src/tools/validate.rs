@@ -336,6 +336,31 @@ mod tests {
     }
 
     #[test]
+    fn a_booking_is_taken_up_to_180_days_ahead() {
+        let at = |starts: &str| {
+            format!(r#"{{"restaurantId":"hn-1","partySize":2,"startsAt":"{starts}"}}"#)
+        };
+        // 2026-11-29 12:00 UTC + 180 days = 2027-05-28 12:00 UTC.
+        assert!(validate_arguments(
+            ToolName::CreateBooking,
+            &at("2027-05-28T18:00:00+07:00"),
+            &ctx()
+        )
+        .is_ok());
+        for far in ["2027-05-29T19:00:00+07:00", "9999-12-31T19:00:00+07:00"] {
+            let error = validate_arguments(ToolName::CreateBooking, &at(far), &ctx()).unwrap_err();
+            assert_eq!(error.issues.len(), 1, "{far}");
+            assert_eq!(error.issues[0].path, "startsAt");
+            assert_eq!(error.issues[0].rule, Rule::TooFarAhead { days: 180 });
+            assert!(
+                error.issues[0].message.contains("180 days"),
+                "{}",
+                error.issues[0].message
+            );
+        }
+    }
+
+    #[test]
     fn malformed_json_is_rejected() {
         let found = issues(ToolName::GetWeather, r#"{"city": "Huế""#);
         assert_eq!(found.len(), 1);

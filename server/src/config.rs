@@ -172,6 +172,9 @@ pub enum ConfigError {
     /// `DATBAN_PUBLIC_ORIGIN` is not an origin.
     #[error("DATBAN_PUBLIC_ORIGIN must be an origin such as https://datban.example (scheme, host, optional port; no path)")]
     PublicOrigin,
+    /// `DATBAN_CORS_ORIGINS` holds something that is not an origin.
+    #[error("DATBAN_CORS_ORIGINS must be origins separated by commas, such as http://localhost:5173,https://app.example (scheme, host, optional port; no path); `{0}` is not one")]
+    CorsOrigin(String),
     /// A number is out of range or not a number.
     #[error("{name} must be a whole number from {min} to {max}")]
     BadNumber {
@@ -296,10 +299,25 @@ fn security_from_env() -> Result<crate::security::SecuritySettings, ConfigError>
         .ok()
         .and_then(std::num::NonZeroU32::new)
         .map(RateLimit::per_minute);
+    let cors_origins = match std::env::var("DATBAN_CORS_ORIGINS") {
+        Ok(text) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|origin| !origin.is_empty())
+            .map(|origin| {
+                normalize_origin(origin).ok_or_else(|| ConfigError::CorsOrigin(origin.to_owned()))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Err(std::env::VarError::NotPresent) => Vec::new(),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            return Err(ConfigError::NotUnicode("DATBAN_CORS_ORIGINS"))
+        }
+    };
     Ok(crate::security::SecuritySettings {
         public_origin,
         rate_limit,
         body_timeout: None,
+        cors_origins,
     })
 }
 

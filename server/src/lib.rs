@@ -99,7 +99,7 @@ pub fn app(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .merge(health::routes())
-        .merge(api::routes())
+        .merge(api::routes().layer(security::api_cors(&state.security)))
         .merge(mcp::routes(&state))
         .merge(oauth::routes())
         .merge(page::routes())

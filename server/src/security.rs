@@ -25,7 +25,7 @@ use std::{
 use axum::{
     body::{Body, HttpBody},
     extract::{Request, State},
-    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
+    http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode},
     middleware::Next,
     response::{IntoResponse, Response},
     Json,
@@ -111,6 +111,9 @@ pub struct SecuritySettings {
     /// How long an API request's body may take to arrive, whole; `None`:
     /// [`BODY_READ_TIMEOUT`].
     pub body_timeout: Option<std::time::Duration>,
+    /// Other origins whose pages may call `/api/` with the person's cookie
+    /// (`DATBAN_CORS_ORIGINS`: an AI SDK front end served elsewhere), normalised.
+    pub cors_origins: Vec<String>,
 }
 
 /// `{"error":{"code","message"}}` with `status`, the shape every API error has.
@@ -124,6 +127,30 @@ fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
 
 // ---------------------------------------------------------------------------------------
 // Headers and the page's Content-Security-Policy
+
+/// CORS for `/api/` from the configured other origins ([`SecuritySettings::cors_origins`]):
+/// their pages may send the person's cookie and read the replies, including the headers
+/// the AI SDK's transport and our page read. Without any configured, browsers keep the API
+/// to pages of our own origin.
+pub fn api_cors(settings: &SecuritySettings) -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    let origins: Vec<HeaderValue> = settings
+        .cors_origins
+        .iter()
+        .filter_map(|origin| HeaderValue::from_str(origin).ok())
+        .collect();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_credentials(true)
+        .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+        .allow_headers([header::CONTENT_TYPE])
+        .expose_headers([
+            HeaderName::from_static("x-datban-run-id"),
+            HeaderName::from_static("x-vercel-ai-ui-message-stream"),
+            HeaderName::from_static("retry-after"),
+        ])
+        .max_age(std::time::Duration::from_secs(600))
+}
 
 /// The Content-Security-Policy of a page: only our own scripts, the inline scripts that
 /// carry this response's `nonce` (Leptos's hydration scripts), and compiling our wasm
@@ -266,6 +293,8 @@ pub fn normalize_origin(text: &str) -> Option<String> {
 #[derive(Debug, Clone)]
 pub struct ApiGuard {
     public_origin: Option<Arc<Origin>>,
+    /// Origins allowed besides ours ([`SecuritySettings::cors_origins`]).
+    allowed: Arc<[Origin]>,
     body_timeout: std::time::Duration,
 }
 
@@ -284,6 +313,11 @@ impl ApiGuard {
                 .as_deref()
                 .and_then(Origin::parse)
                 .map(Arc::new),
+            allowed: settings
+                .cors_origins
+                .iter()
+                .filter_map(|origin| Origin::parse(origin))
+                .collect(),
             body_timeout: settings.body_timeout.unwrap_or(BODY_READ_TIMEOUT),
         }
     }
@@ -305,7 +339,7 @@ impl ApiGuard {
                 // `null` (sandboxed frames, some redirects) or garbage: not us.
                 return false;
             };
-            if self.public_origin.as_deref() == Some(&origin) {
+            if self.public_origin.as_deref() == Some(&origin) || self.allowed.contains(&origin) {
                 return true;
             }
             // This server speaks plain HTTP: a page of `https://` the same host is another
@@ -575,6 +609,7 @@ mod tests {
             public_origin: normalize_origin("https://datban.example/"),
             rate_limit: None,
             body_timeout: None,
+            cors_origins: Vec::new(),
         });
         let internal = ("host", "10.0.0.5:3000");
         assert!(guard.allows(&request(&[internal, ("origin", "https://datban.example")])));

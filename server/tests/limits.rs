@@ -129,6 +129,7 @@ async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() {
             burst: NonZeroU32::new(2).unwrap(),
         }),
         body_timeout: None,
+        cors_origins: Vec::new(),
     })
     .await;
     let first = app.chat(None, "Xin chào").await;
@@ -244,6 +245,7 @@ async fn a_configured_public_origin_is_accepted_behind_a_proxy() {
         public_origin: Some("https://datban.example".to_owned()),
         rate_limit: None,
         body_timeout: None,
+        cors_origins: Vec::new(),
     })
     .await;
     let response = app
@@ -625,6 +627,56 @@ async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() {
     assert_eq!(last["status"], "error", "{last:#}");
     let (status, _) = app.get_json("/api/bookings").await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_configured_front_end_origin_may_call_the_api_with_cookies() {
+    let front = "http://localhost:5173";
+    let app = spawn_app_with_security(SecuritySettings {
+        cors_origins: vec![front.to_owned()],
+        ..SecuritySettings::default()
+    })
+    .await;
+    // The browser's preflight for the AI SDK transport's POST.
+    let preflight = app
+        .client
+        .request(reqwest::Method::OPTIONS, app.url("/api/chat"))
+        .header("origin", front)
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success(), "{}", preflight.status());
+    let headers = preflight.headers();
+    assert_eq!(headers["access-control-allow-origin"], front);
+    assert_eq!(headers["access-control-allow-credentials"], "true");
+    let reply = app
+        .client
+        .post(app.url("/api/chat"))
+        .header("origin", front)
+        .json(&json!({"text": "Xin chào"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    assert_eq!(reply.headers()["access-control-allow-origin"], front);
+    let exposed = reply.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(exposed.contains("x-datban-run-id"), "{exposed}");
+    // Any other origin is still refused, and told nothing.
+    let other = app
+        .client
+        .post(app.url("/api/chat"))
+        .header("origin", "http://localhost:5174")
+        .json(&json!({"text": "Xin chào"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 403);
+    assert!(other.headers().get("access-control-allow-origin").is_none());
 }
 
 // ---------------------------------------------------------------------------------------

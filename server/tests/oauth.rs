@@ -198,6 +198,7 @@ async fn the_public_origin_is_the_issuer_behind_a_proxy() {
         public_origin: Some("https://datban.example".to_owned()),
         rate_limit: None,
         body_timeout: None,
+        cors_origins: Vec::new(),
     })
     .await;
     let (_, _, server) = get(&app, "/.well-known/oauth-authorization-server").await;

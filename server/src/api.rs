@@ -113,6 +113,16 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
+impl From<axum::extract::rejection::QueryRejection> for ApiError {
+    fn from(rejection: axum::extract::rejection::QueryRejection) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            edge::plain(&rejection.body_text()),
+        )
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         #[derive(Serialize)]
@@ -883,13 +893,7 @@ async fn conversation(
     Path(id): Path<String>,
     query: Result<Query<ConversationQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let Query(query) = query.map_err(|rejection| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
-            edge::plain(&rejection.body_text()),
-        )
-    })?;
+    let Query(query) = query.map_err(ApiError::from)?;
     let body = conversation_body(&state, &owner, &id).await?;
     match query.format.as_deref() {
         None | Some("datban") => Ok(Json(body).into_response()),
@@ -970,13 +974,7 @@ async fn stream_run(
     Path(id): Path<String>,
     query: Result<Query<StreamQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let Query(query) = query.map_err(|rejection| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
-            edge::plain(&rejection.body_text()),
-        )
-    })?;
+    let Query(query) = query.map_err(ApiError::from)?;
     let id = find_client_conversation(&state, &owner, &id)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?
@@ -1084,13 +1082,7 @@ async fn bookings(
     Extension(OwnerId(owner)): Extension<OwnerId>,
     query: Result<axum::extract::Query<BookingsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<shared::tools::ListBookingsOutput>, ApiError> {
-    let axum::extract::Query(query) = query.map_err(|rejection| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
-            edge::plain(&rejection.body_text()),
-        )
-    })?;
+    let axum::extract::Query(query) = query.map_err(ApiError::from)?;
     bookings_list(&state, &owner, query.all == Some(1))
         .await
         .map(Json)

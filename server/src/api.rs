@@ -688,7 +688,6 @@ async fn regenerate(
             ));
         }
     }
-    store::take_all_pending(&state.db, &conversation.id, &owner, now).await?;
     let carried: Vec<_> = replaced
         .iter()
         .flat_map(|message| &message.parts)
@@ -701,7 +700,15 @@ async fn regenerate(
         .collect();
     let reply = Message::assistant(store::new_row_id("msg"));
     let replaced_ids: Vec<&str> = replaced.iter().map(|message| message.id.as_str()).collect();
-    store::replace_replies(&state.db, &conversation.id, &replaced_ids, &reply, now).await?;
+    store::replace_replies(
+        &state.db,
+        &conversation.id,
+        &owner,
+        &replaced_ids,
+        &reply,
+        now,
+    )
+    .await?;
     let agent = state.agent.clone();
     let known = Known {
         assistant,

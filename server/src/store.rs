@@ -383,17 +383,30 @@ impl Turn {
     }
 }
 
-/// Replaces the replies `replaced` of a conversation by the empty `reply`, in one
-/// transaction: a reload sees the old replies or the new one, never both or neither.
+/// Replaces the replies `replaced` of `owner_id`'s conversation by the empty `reply`, with
+/// the confirmations they left open, in one transaction: a reload sees the old replies
+/// (still decidable) or the new one, never both, neither, or a form whose call is gone.
 pub async fn replace_replies(
     db: &Pool,
     conversation_id: &str,
+    owner_id: &str,
     replaced: &[&str],
     reply: &Message,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let at = timestamp(now);
     let mut tx = db.begin().await?;
+    // A call a decision holds right now is left to it (as `take_all_pending` does); the
+    // caller holds the conversation's place, so none can be.
+    sqlx::query(
+        "DELETE FROM pending_calls WHERE conversation_id = $1 AND owner_id = $2 \
+         AND (taken_by IS NULL OR taken_until < $3)",
+    )
+    .bind(conversation_id)
+    .bind(owner_id)
+    .bind(&at)
+    .execute(&mut *tx)
+    .await?;
     for id in replaced {
         sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND id = $2")
             .bind(conversation_id)

@@ -730,3 +730,30 @@ async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() {
     assert_eq!(bad.body["error"]["code"], "INVALID_ID");
     assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await, 2);
 }
+
+#[tokio::test]
+async fn regenerating_a_confirmation_closes_it_and_asks_anew() {
+    let app = spawn_app().await;
+    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let again = app
+        .post(
+            &app.client,
+            "/api/chat",
+            json!({"conversationId": conversation, "trigger": "regenerate-message"}),
+        )
+        .await;
+    assert_eq!(again.status_of_run().as_deref(), Some("awaiting-approval"));
+    let asked = again.of_type("tool-approval-request");
+    assert_eq!(asked.len(), 1, "{:#?}", again.events);
+    // One confirmation is open: the new reply's. The replaced one's went with it.
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
+    let old = decide(&app, &app.client, &conversation, &call, true).await;
+    if asked[0]["toolCallId"] != call.as_str() {
+        assert_eq!(old.status, 404, "{:?}", old.body);
+        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    }
+    let new_call = asked[0]["toolCallId"].as_str().unwrap().to_owned();
+    let decided = decide(&app, &app.client, &conversation, &new_call, true).await;
+    assert!(matches!(decided.status, 200 | 409), "{:?}", decided.body);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+}

@@ -15,7 +15,10 @@ use shared::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::{give_back, Agent, Call, Decided, Decision, EventSender, Run, DECISION_NOT_SAVED};
+use super::{
+    decisions::{give_back, Decided, DECISION_NOT_SAVED},
+    Agent, Call, Decision, EventSender, Run,
+};
 use crate::{
     security::MAX_ARGUMENT_BYTES,
     store::{self, PendingCall, TakenCall},

@@ -1,0 +1,378 @@
+//! Decisions on confirmations (`POST /api/approvals`, and an AI SDK client's answered
+//! approvals), regenerating the last reply, and reopening a confirmation closed unanswered:
+//! everything that takes a stored pending call or replaces stored replies.
+
+use super::*;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct ApprovalRequest {
+    conversation_id: String,
+    tool_call_id: String,
+    approved: bool,
+    #[serde(default)]
+    edited_input: Option<Value>,
+}
+
+pub(super) async fn approve(
+    State(state): State<AppState>,
+    Extension(OwnerId(owner)): Extension<OwnerId>,
+    body: Result<Json<ApprovalRequest>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(request) = body?;
+    store::find_conversation(&state.db, &request.conversation_id, &owner)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Conversation"))?;
+    let wanted = vec![Wanted {
+        call_id: request.tool_call_id,
+        approved: request.approved,
+        edited_input: request.edited_input,
+        reason: None,
+    }];
+    decide_all(&state, owner, &request.conversation_id, wanted).await
+}
+
+/// One decision a request carries.
+pub(super) struct Wanted {
+    /// The pending call's id (our approval ids are call ids).
+    pub call_id: String,
+    /// The decision.
+    pub approved: bool,
+    /// The input as the person edited it, not validated yet.
+    pub edited_input: Option<Value>,
+    /// Why, when the person's client said so.
+    pub reason: Option<String>,
+}
+
+fn already_resolved() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "ALREADY_RESOLVED",
+        "This confirmation was already answered; nothing more was done.",
+    )
+}
+
+/// Carries out decisions on pending calls of one reply, then continues that reply in one
+/// run: `POST /api/approvals` sends one, an AI SDK client every confirmation of the reply
+/// at once. A call id no message of the conversation knows is `404` and nothing runs;
+/// when every call was already decided it is `409 ALREADY_RESOLVED` with the stored part;
+/// otherwise the calls still pending are decided and the others left as they are.
+pub(super) async fn decide_all(
+    state: &AppState,
+    owner: String,
+    conversation_id: &str,
+    wanted: Vec<Wanted>,
+) -> Result<Response, ApiError> {
+    let mut resolved = None;
+    let mut peeked = Vec::new();
+    // Edits are validated before anything is taken, so a bad edit loses nothing.
+    for wanted in wanted {
+        let Some(pending) =
+            store::peek_pending(&state.db, conversation_id, &wanted.call_id, &owner).await?
+        else {
+            let answer =
+                resolved_or_missing(state, conversation_id, &wanted.call_id, already_resolved())
+                    .await?;
+            if answer.status == StatusCode::NOT_FOUND {
+                return Err(answer);
+            }
+            resolved.get_or_insert(answer);
+            continue;
+        };
+        let tool = ToolName::parse(&pending.tool_name).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL",
+                "Unknown tool.",
+            )
+        })?;
+        let edited = match (&wanted.edited_input, wanted.approved) {
+            (Some(value), true) => Some(
+                agent::check_edit(
+                    &state.agent,
+                    tool,
+                    value,
+                    &owner,
+                    conversation_id,
+                    &wanted.call_id,
+                )
+                .await
+                .map_err(rejected)?,
+            ),
+            _ => None,
+        };
+        peeked.push((wanted, pending, tool, edited));
+    }
+    if peeked.is_empty() {
+        return Err(resolved.unwrap_or_else(already_resolved));
+    }
+    // The conversation's place, before the take: a refused decision (too many runs) must
+    // leave the calls pending. Waits for a run still writing this conversation (another
+    // decision of the same turn); dropped, it is given back (when the take finds nothing).
+    let reservation = state
+        .runs
+        .reserve(&owner, conversation_id, Some(DECISION_WAIT))
+        .await?;
+    // An unedited approval is taken only on the facts the form showed: when they changed
+    // (the slot filled up), the person sees the new ones and decides again.
+    for (wanted, pending, tool, edited) in &peeked {
+        if wanted.approved && edited.is_none() {
+            if let Err(changed) = agent::recheck_preview(&state.agent, *tool, pending).await {
+                return Err(ApiError {
+                    outcome: Some(changed.part),
+                    ..ApiError::new(
+                        StatusCode::CONFLICT,
+                        "PREVIEW_CHANGED",
+                        "What this confirmation would do changed since it was shown (for \
+                         example the time slot filled up); nothing was done. Review the \
+                         updated form and decide again.",
+                    )
+                });
+            }
+        }
+    }
+    // The atomic takes: of simultaneous decisions on a call exactly one gets it.
+    let mut taken = Vec::new();
+    for (wanted, pending, _, edited) in peeked {
+        let Some(call) = store::take_pending(
+            &state.db,
+            conversation_id,
+            &pending.tool_call_id,
+            &owner,
+            (state.agent.clock)(),
+        )
+        .await?
+        else {
+            continue;
+        };
+        taken.push((
+            call,
+            Decision {
+                approved: wanted.approved,
+                edited,
+                reason: wanted.reason,
+            },
+        ));
+    }
+    if taken.is_empty() {
+        return Err(already_resolved());
+    }
+    let agent = state.agent.clone();
+    let run = reservation.start(move |tx, cancel, last| async move {
+        agent.resume(taken, tx, cancel, Some(last)).await;
+    });
+    Ok(sse(run.subscribe(0), run.id()))
+}
+
+/// The last reply written again, as a new run: the replies after the person's last
+/// message are replaced by one new reply. Their open confirmations close with them. What
+/// they already did stays done and is not done again: each call that was carried out
+/// (approved and executed) begins the new reply as it ended, so the model and the person
+/// see it; a side effect the model proposes anew needs a new approval.
+pub(super) async fn regenerate(
+    state: &AppState,
+    owner: String,
+    conversation: store::Conversation,
+    message_id: Option<&str>,
+) -> Result<Response, ApiError> {
+    let assistant = assistant_of(&conversation)?;
+    let reservation = state.runs.reserve(&owner, &conversation.id, None).await?;
+    let now = (state.agent.clock)();
+    let mut messages = store::messages(&state.db, &conversation.id).await?;
+    let Some(last_user) = messages
+        .iter()
+        .rposition(|message| message.role == Some(Role::User))
+    else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "NOTHING_TO_REGENERATE",
+            "This conversation has no message to answer again.",
+        ));
+    };
+    let replaced = messages.split_off(last_user + 1);
+    // Only the newest reply can be written again: an older one is followed by what came
+    // after it, which a client that asked for it would drop and the server would keep.
+    let names =
+        |message: &Message, id: &str| message.id == id || message.client_id.as_deref() == Some(id);
+    if let Some(id) = message_id {
+        let newest = replaced.iter().any(|message| names(message, id))
+            || messages.last().is_some_and(|message| names(message, id));
+        if !newest {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "NOT_LAST_REPLY",
+                "Only the last reply can be regenerated; send a new message instead.",
+            ));
+        }
+    }
+    let carried: Vec<_> = replaced
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            shared::message::MessagePart::Tool(tool) if agent::was_carried_out(tool) => {
+                Some(tool.as_ref().clone())
+            }
+            _ => None,
+        })
+        .collect();
+    let reply = Message::assistant(store::new_row_id("msg"));
+    let replaced_ids: Vec<&str> = replaced.iter().map(|message| message.id.as_str()).collect();
+    store::replace_replies(
+        &state.db,
+        &conversation.id,
+        &owner,
+        &replaced_ids,
+        &reply,
+        now,
+    )
+    .await?;
+    let agent = state.agent.clone();
+    let known = Known {
+        assistant,
+        earlier: Some(messages),
+    };
+    let conversation_id = conversation.id;
+    let run = reservation.start(move |tx, cancel, last| async move {
+        agent
+            .regenerate(
+                &owner,
+                &conversation_id,
+                known,
+                reply,
+                carried,
+                tx,
+                cancel,
+                last,
+            )
+            .await;
+    });
+    Ok(sse(run.subscribe(0), run.id()))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct ReopenRequest {
+    conversation_id: String,
+    tool_call_id: String,
+}
+
+/// A refused edit or reopened call, as the page reads it: `422 VALIDATION_ERROR` with the
+/// issues, so the person is told which field and why in their language.
+fn rejected(rejected: EditRejected) -> ApiError {
+    match rejected {
+        EditRejected::Invalid(error) => ApiError {
+            issues: error.issues,
+            ..ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "VALIDATION_ERROR",
+                error.message,
+            )
+        },
+        EditRejected::Internal => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "Something went wrong on our side. Please try again.",
+        ),
+    }
+}
+
+/// Takes up again a confirmation that was closed because the person wrote something else
+/// (`MOVED_ON`): the same input, validated and checked against the data as a new call,
+/// stored as a new pending call in a new assistant message, which the answer carries. The
+/// new call's id is derived from the old one, so reopening twice gives the same call (and
+/// its effect, keyed by that id, can happen once). Nothing runs until it is approved.
+pub(super) async fn reopen(
+    State(state): State<AppState>,
+    Extension(OwnerId(owner)): Extension<OwnerId>,
+    body: Result<Json<ReopenRequest>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(request) = body?;
+    let conversation = store::find_conversation(&state.db, &request.conversation_id, &owner)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Conversation"))?;
+    let again_id = format!("again_{}", request.tool_call_id);
+    // One writer per conversation: no run, decision or other reopen meanwhile.
+    let reservation = state
+        .runs
+        .reserve(&owner, &conversation.id, Some(DECISION_WAIT))
+        .await?;
+    let messages = store::messages(&state.db, &conversation.id).await?;
+    if let Some(existing) = messages
+        .iter()
+        .find(|message| message.tool_part(&again_id).is_some())
+    {
+        return Ok(Json(json!({ "message": existing })).into_response());
+    }
+    let part = messages
+        .iter()
+        .find_map(|message| message.tool_part(&request.tool_call_id))
+        .ok_or_else(|| ApiError::not_found("Confirmation"))?;
+    let moved_on =
+        matches!(part.outcome(), CallOutcome::Error(error) if error.code == ErrorCode::MovedOn);
+    let tool = ToolName::parse(part.tool_name()).filter(|_| moved_on);
+    let (Some(tool), Some(input)) = (tool, part.input_json()) else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "NOT_REOPENABLE",
+            "Only a confirmation that was closed because a new message was sent can be taken \
+             up again.",
+        ));
+    };
+    let assistant = Assistant::parse(&conversation.assistant).unwrap_or_default();
+    agent::check_edit(
+        &state.agent,
+        tool,
+        &input,
+        &owner,
+        &conversation.id,
+        &again_id,
+    )
+    .await
+    .map_err(rejected)?;
+    let message = Message::assistant(store::new_id("msg"));
+    store::append_message(&state.db, &conversation.id, &message, (state.agent.clock)()).await?;
+    let message = state
+        .agent
+        .call_directly(
+            assistant,
+            agent::Home::Stored {
+                owner_id: &owner,
+                conversation_id: &conversation.id,
+            },
+            message,
+            agent::DirectCall {
+                id: again_id,
+                name: tool.as_str().to_owned(),
+                arguments: input.to_string(),
+            },
+        )
+        .await;
+    drop(reservation);
+    Ok(Json(json!({ "message": message })).into_response())
+}
+
+/// The answer to a decision on a call that is not pending (any more): `409
+/// ALREADY_RESOLVED` carrying the call's part as the conversation stores it (its state, and
+/// its output or error), so a replayed decision gets the stored outcome and nothing runs a
+/// second time; `404` when no message of this conversation knows the call id (an id made
+/// up, or one of another conversation).
+async fn resolved_or_missing(
+    state: &AppState,
+    conversation_id: &str,
+    call_id: &str,
+    mut already: ApiError,
+) -> Result<ApiError, ApiError> {
+    let messages = store::messages(&state.db, conversation_id).await?;
+    let part = messages
+        .iter()
+        .find_map(|message| message.tool_part(call_id));
+    Ok(match part {
+        Some(part) => {
+            // A part is plain data; should it ever fail to serialise, the 409 still says
+            // that nothing more was done, only without the details.
+            already.outcome = serde_json::to_value(part).ok();
+            already
+        }
+        None => ApiError::not_found("Confirmation"),
+    })
+}

@@ -390,6 +390,16 @@ fn status_text(
             ),
             "notice-error",
         ),
+        RunStatus::Interrupted => (
+            "interrupted",
+            lang.pick(
+                "Câu trả lời bị gián đoạn vì máy chủ dừng giữa chừng. Bấm “Tạo lại” để thử lại; \
+                 các xác nhận đang chờ vẫn trả lời được.",
+                "The reply was interrupted: the server stopped partway. Press “Regenerate” to \
+                 try again; any confirmation still waiting can still be answered.",
+            ),
+            "notice-warning",
+        ),
     })
 }
 
@@ -426,6 +436,7 @@ mod tests {
             RunStatus::TooManyToolErrors,
             RunStatus::Stopped,
             RunStatus::Error,
+            RunStatus::Interrupted,
         ];
         for status in statuses {
             let vi = status_text(Lang::Vi, status);

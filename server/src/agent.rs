@@ -382,6 +382,14 @@ impl<'a> Run<'a> {
     }
 
     async fn finish(mut self, status: RunStatus) -> RunStatus {
+        // A stop that came from the server shutting down is not the person's.
+        let status = if status == RunStatus::Stopped
+            && self.last.as_ref().is_some_and(LastSave::is_interrupted)
+        {
+            RunStatus::Interrupted
+        } else {
+            status
+        };
         self.close(status).await;
         crate::metrics::run_ended(status);
         tracing::info!(status = ?status, events = self.emitted, "run ended");

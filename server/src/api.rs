@@ -70,6 +70,9 @@ pub struct ApiError {
     /// For a refused edit: which fields broke which rules, so the page can say it in the
     /// person's language.
     issues: Vec<ValidationIssue>,
+    /// For `RUN_IN_PROGRESS`: the run writing the conversation, which a client follows
+    /// (`GET /api/chat/{id}/stream?run=…`) instead of starting another.
+    running: Option<Box<str>>,
 }
 
 impl ApiError {
@@ -80,6 +83,7 @@ impl ApiError {
             message: message.into(),
             outcome: None,
             issues: Vec::new(),
+            running: None,
         }
     }
 
@@ -133,6 +137,13 @@ impl IntoResponse for ApiError {
             error: Inner<'a>,
             #[serde(skip_serializing_if = "Option::is_none")]
             outcome: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            running: Option<Running<'a>>,
+        }
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Running<'a> {
+            run_id: &'a str,
         }
         #[derive(Serialize)]
         struct Inner<'a> {
@@ -148,6 +159,7 @@ impl IntoResponse for ApiError {
                 issues: &self.issues,
             },
             outcome: self.outcome.as_ref(),
+            running: self.running.as_deref().map(|run_id| Running { run_id }),
         };
         let mut response = (self.status, Json(body)).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
@@ -168,10 +180,20 @@ impl IntoResponse for ApiError {
 impl From<ReserveError> for ApiError {
     fn from(error: ReserveError) -> Self {
         match error {
-            ReserveError::Busy => Self::new(
-                StatusCode::CONFLICT,
-                "RUN_IN_PROGRESS",
-                "The assistant is still answering in this conversation.",
+            ReserveError::Busy { running } => Self {
+                running: running.map(String::into_boxed_str),
+                ..Self::new(
+                    StatusCode::CONFLICT,
+                    "RUN_IN_PROGRESS",
+                    "The assistant is still answering in this conversation: follow that \
+                     reply (GET /api/chat/{id}/stream) or wait for it to end.",
+                )
+            },
+            ReserveError::ShuttingDown => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "SHUTTING_DOWN",
+                "This server is restarting and starts no new reply; nothing was changed. \
+                 Please try again in a moment.",
             ),
             ReserveError::TooMany { max } => Self::new(
                 StatusCode::TOO_MANY_REQUESTS,
@@ -401,10 +423,17 @@ async fn say(
     let assistant = assistant_of(&conversation)?;
     // The conversation's place before anything is stored: one run per conversation, and
     // a bounded number per owner. Dropped on any error below, which gives it back.
-    let reservation = state
-        .runs
-        .reserve_unstored(&owner, &conversation.id)
-        .await?;
+    // An existing conversation's lease is taken in the database before anything is
+    // written, so another replica's run in it is found here (409, nothing changed); a
+    // new one's is stored with its first turn.
+    let reservation = if created {
+        state
+            .runs
+            .reserve_unstored(&owner, &conversation.id)
+            .await?
+    } else {
+        state.runs.reserve(&owner, &conversation.id, None).await?
+    };
 
     if !created {
         if let Some(client_id) = &client_id {
@@ -558,6 +587,60 @@ async fn conversation(
     }
 }
 
+/// With no run writing it, the conversation's last reply brought in line with what
+/// happened (`runs::settle_conversation`) when a crash left them apart — cheaply: only a
+/// reply that looks unfinished (no final status, or a call not at its end, or one ended
+/// as stopped) is looked at in a write transaction. A failure leaves the reply as stored.
+async fn settle_last_reply(state: &AppState, owner: &str, conversation_id: &str) {
+    let last = match store::last_message(&state.reads, conversation_id).await {
+        Ok(last) => last,
+        Err(error) => {
+            tracing::warn!(%error, "reading a conversation's last message failed");
+            return;
+        }
+    };
+    let Some(message) = last.filter(|message| message.role != Some(Role::User)) else {
+        return;
+    };
+    // A reply nobody finished; else a call whose effect may have committed unseen — the
+    // common case (a form waiting for its answer) costs one read per call.
+    let unsettled = message.status.is_none() || {
+        let mut found = false;
+        for part in &message.parts {
+            let shared::message::MessagePart::Tool(part) = part else {
+                continue;
+            };
+            let cut_short = part.error().is_some_and(|error| {
+                matches!(error.code, ErrorCode::Cancelled | ErrorCode::Interrupted)
+            });
+            if (part.is_final() && !cut_short)
+                || !ToolName::parse(part.tool_name())
+                    .is_some_and(|tool| tool.definition().requires_approval)
+            {
+                continue;
+            }
+            match runs::has_record(&state.reads, owner, conversation_id, part).await {
+                Ok(true) => {
+                    found = true;
+                    break;
+                }
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "reading a call's idempotency record failed");
+                    return;
+                }
+            }
+        }
+        found
+    };
+    if !unsettled {
+        return;
+    }
+    if let Err(error) = runs::settle_conversation(&state.db, owner, conversation_id).await {
+        tracing::warn!(%error, "bringing a stored reply in line failed");
+    }
+}
+
 /// Conversation `id` of `owner` with its messages, and the reply being written if any.
 pub(crate) async fn conversation_body(
     state: &AppState,
@@ -575,6 +658,9 @@ pub(crate) async fn conversation_body(
         .current(&conversation.id)
         .await
         .map_err(StoreError::from)?;
+    if matches!(current, Current::None) {
+        settle_last_reply(state, owner, &conversation.id).await;
+    }
     let stored = store::messages_with_run_seq(&state.reads, &conversation.id).await?;
     let running = stored.last().and_then(|(message, after)| {
         let writing = message.role != Some(Role::User) && message.status.is_none();

@@ -27,6 +27,9 @@ pub struct Config {
     /// How many replies one person may have being written at once
     /// (`DATBAN_MAX_RUNS_PER_OWNER`, default 3); one more is answered 429 `TOO_MANY_RUNS`.
     pub max_runs_per_owner: usize,
+    /// How old a run's heartbeat may be before any server sharing the database closes
+    /// the run as interrupted (`DATBAN_HEARTBEAT_TIMEOUT_MS`, default 15000).
+    pub heartbeat_timeout: std::time::Duration,
     /// The public origin behind a proxy (`DATBAN_PUBLIC_ORIGIN`) and the per-owner rate
     /// limit (`DATBAN_RATE_PER_MINUTE`, default 20; `0` turns it off).
     pub security: crate::security::SecuritySettings,
@@ -239,6 +242,12 @@ impl Config {
             1,
             1000,
         )? as usize;
+        let heartbeat_timeout = number(
+            "DATBAN_HEARTBEAT_TIMEOUT_MS",
+            u64::try_from(crate::runs::STALE_AFTER.as_millis()).unwrap_or(15_000),
+            1_000,
+            3_600_000,
+        )?;
         let security = security_from_env()?;
         let defaults = crate::serve::EdgeLimits::default();
         let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
@@ -271,6 +280,7 @@ impl Config {
             weather_url,
             weather_timeout: std::time::Duration::from_millis(weather_timeout),
             max_runs_per_owner,
+            heartbeat_timeout: std::time::Duration::from_millis(heartbeat_timeout),
             security,
             edge,
         })

@@ -304,6 +304,32 @@ pub async fn peek(
     }
 }
 
+/// The result recorded for the first of `keys` that has one (a call that ran to its end
+/// under that key), on `conn`: what a stored message must show for the call once it is
+/// read again after a crash, whatever the message itself says.
+pub async fn recorded(
+    conn: &mut sqlx::AnyConnection,
+    owner_id: &str,
+    scope: &str,
+    keys: &[String],
+) -> Result<Option<Result<Value, ToolError>>, ExecError> {
+    for key in keys {
+        let row: Option<(Option<String>,)> = sqlx::query_as(
+            "SELECT result FROM idempotency_keys \
+             WHERE owner_id = $1 AND scope = $2 AND idem_key = $3 AND state = 'done'",
+        )
+        .bind(owner_id)
+        .bind(scope)
+        .bind(key)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some((result,)) = row {
+            return replay(key, result).map(Some);
+        }
+    }
+    Ok(None)
+}
+
 fn replay(key: &str, result: Option<String>) -> Result<Result<Value, ToolError>, ExecError> {
     let text = result.ok_or_else(|| {
         ExecError::Internal(format!("idempotency key {key} is done without a result"))

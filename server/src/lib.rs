@@ -125,7 +125,8 @@ pub fn app(state: AppState) -> Router {
         ))
         // Innermost: the rate limit is per owner, so it runs after the owner is known.
         .layer(axum::middleware::from_fn_with_state(
-            security::MessageLimiter::new(state.security.rate_limit),
+            security::MessageLimiter::new(state.security.rate_limit)
+                .shared_in(&state.db, state.security.rate_limit),
             security::limit_messages,
         ))
         .layer(axum::middleware::from_fn_with_state(
@@ -198,6 +199,9 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
     .await?;
     state.security = config.security;
     state.runs.set_max_per_owner(config.max_runs_per_owner);
+    state.runs.set_stale_after(config.heartbeat_timeout);
+    // Runs of processes that died while this one was down are closed from the start.
+    state.runs.watch_for_dead();
     if let Some(url) = config.weather_url {
         let service = tools::weather::WeatherService::new(url, config.weather_timeout)
             .map_err(|error| config::ConfigError::Weather(error.to_string()))?;
@@ -209,14 +213,36 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
         .await
         .map_err(|source| StartupError::Bind { addr, source })?;
     tracing::info!("datban listening on http://{addr}");
-    serve::serve(
-        listener,
-        app(state).with_state(()),
-        config.edge,
-        shutdown_signal(),
-    )
-    .await
-    .map_err(StartupError::Serve)
+    let stopping = tokio_util::sync::CancellationToken::new();
+    {
+        let stopping = stopping.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            stopping.cancel();
+        });
+    }
+    let runs = state.runs.clone();
+    let grace = config.edge.shutdown_grace;
+    // On the signal both at once: the listener closes and open connections get the grace
+    // to finish, while the replies being written get it too and are then stopped as
+    // interrupted (their streams end with that, which lets their connections close).
+    let drain_runs = async {
+        stopping.cancelled().await;
+        let stopped = runs.shut_down(grace).await;
+        if stopped > 0 {
+            tracing::warn!(runs = stopped, "replies still being written at the end of the grace period were stopped as interrupted");
+        }
+    };
+    let (served, ()) = tokio::join!(
+        serve::serve(
+            listener,
+            app(state).with_state(()),
+            config.edge,
+            stopping.clone().cancelled_owned(),
+        ),
+        drain_runs,
+    );
+    served.map_err(StartupError::Serve)
 }
 
 /// [`app`] as the service each connection gets. axum's own way of serving a `Router`

@@ -34,9 +34,13 @@ use crate::{
     store::{LastSave, Turn},
 };
 
+mod lease;
 mod storer;
 
-use storer::{store_all, write_batches, Batch};
+pub use lease::{close_interrupted, has_record, settle_conversation, CloseError};
+use storer::store_all;
+#[cfg(test)]
+use storer::{write_batches, Batch};
 
 /// How many runs one owner may have going at once unless configured otherwise
 /// (`DATBAN_MAX_RUNS_PER_OWNER`).
@@ -74,6 +78,9 @@ const FINAL_STORE_WAIT: Duration = Duration::from_secs(10);
 const KEEP_FINISHED: Duration = Duration::from_secs(600);
 /// How often old rows are deleted, at most.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
+/// How long runs stopped by a shutdown have to store their end before they are closed
+/// from outside.
+const STOP_AT_SHUTDOWN: Duration = Duration::from_secs(3);
 /// Batches of events read from the database per query.
 const PAGE: usize = 100;
 
@@ -83,9 +90,15 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Arc<str>> + Send>>;
 /// Why a run could not start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReserveError {
-    /// The conversation already has a run (on this process).
+    /// The conversation already has a run, on this process or another.
     #[error("a reply is already being written in this conversation")]
-    Busy,
+    Busy {
+        /// The run, when it is known (a client follows it instead).
+        running: Option<String>,
+    },
+    /// This process is shutting down and starts nothing new.
+    #[error("this server is shutting down")]
+    ShuttingDown,
     /// The owner has as many runs going as allowed.
     #[error("{max} replies are already being written for this person")]
     TooMany {
@@ -124,6 +137,32 @@ struct Inner {
     /// Runs going on other processes, per owner, as last counted, and when: asking the
     /// database for every new run cost a round trip per reply.
     elsewhere: Mutex<Option<(Instant, HashMap<String, usize>)>>,
+    /// How old a heartbeat may be before its run counts as dead, in milliseconds.
+    stale_after_ms: std::sync::atomic::AtomicU64,
+    /// Set once the sweeper of dead runs is started.
+    sweeper: OnceLock<()>,
+    /// Set when the process is shutting down: no new run starts.
+    closing: AtomicBool,
+    /// Set at the very end of a shutdown: the storer writes nothing more (the runs left are
+    /// closed as interrupted, as another process would).
+    frozen: AtomicBool,
+}
+
+impl Inner {
+    fn stale_after(&self) -> Duration {
+        Duration::from_millis(self.stale_after_ms.load(Ordering::Relaxed))
+    }
+
+    /// The heartbeat a live run has at least.
+    fn fresh_since(&self) -> String {
+        fresh_since(self.stale_after())
+    }
+
+    /// How often a run with nothing new to store still beats: several times within the
+    /// stale limit.
+    fn heartbeat_every(&self) -> Duration {
+        HEARTBEAT_EVERY.min(self.stale_after() / 5)
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -144,9 +183,10 @@ fn timestamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-/// The heartbeat a live run has at least (timestamps compare as text: one fixed format).
-fn fresh_since() -> String {
-    let stale = chrono::TimeDelta::from_std(STALE_AFTER).unwrap_or(chrono::TimeDelta::MAX);
+/// The heartbeat a live run has at least, for runs dead after `stale_after`
+/// (timestamps compare as text: one fixed format).
+fn fresh_since(stale_after: Duration) -> String {
+    let stale = chrono::TimeDelta::from_std(stale_after).unwrap_or(chrono::TimeDelta::MAX);
     timestamp(now() - stale)
 }
 
@@ -412,6 +452,11 @@ async fn drive(runs: Runs, run: Arc<ActiveRun>, work: impl Future<Output = ()>) 
         .is_err()
     {
         tracing::warn!(run = %run.id, "the end of a run could not be stored in time");
+        if runs.inner.frozen.load(Ordering::Acquire) {
+            // Shut down: it was closed as interrupted, which this must not overwrite.
+            runs.release(&run);
+            return;
+        }
         // The reply at least, on its own, so the conversation does not show it unfinished.
         let save = run.last_save.take();
         if let Some(save) = save {
@@ -469,7 +514,7 @@ enum RowState {
     Lost,
 }
 
-async fn row_state(db: &Pool, run_id: &str) -> Result<RowState, sqlx::Error> {
+async fn row_state(db: &Pool, run_id: &str, fresh: &str) -> Result<RowState, sqlx::Error> {
     let row: Option<(String, String)> =
         sqlx::query_as("SELECT status, updated_at FROM runs WHERE run_id = $1")
             .bind(run_id)
@@ -477,7 +522,7 @@ async fn row_state(db: &Pool, run_id: &str) -> Result<RowState, sqlx::Error> {
             .await?;
     Ok(match row {
         Some((status, _)) if status == "done" => RowState::Done,
-        Some((_, beat)) if beat > fresh_since() => RowState::Running,
+        Some((_, beat)) if beat.as_str() > fresh => RowState::Running,
         _ => RowState::Lost,
     })
 }
@@ -505,6 +550,12 @@ impl Runs {
                 listener: OnceLock::new(),
                 last_purge: Mutex::new(None),
                 elsewhere: Mutex::new(None),
+                stale_after_ms: std::sync::atomic::AtomicU64::new(
+                    u64::try_from(STALE_AFTER.as_millis()).unwrap_or(u64::MAX),
+                ),
+                sweeper: OnceLock::new(),
+                closing: AtomicBool::new(false),
+                frozen: AtomicBool::new(false),
             }),
         }
     }
@@ -514,6 +565,21 @@ impl Runs {
         self.inner
             .max_per_owner
             .store(max.max(1), Ordering::Relaxed);
+    }
+
+    /// Sets how old a run's heartbeat may be before any process closes the run as
+    /// interrupted (its process died). At least a second: a live run beats several times
+    /// within it.
+    pub fn set_stale_after(&self, after: Duration) {
+        let ms = u64::try_from(after.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1_000);
+        self.inner.stale_after_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// How old a heartbeat may be before its run counts as dead.
+    pub fn stale_after(&self) -> Duration {
+        self.inner.stale_after()
     }
 
     /// How many runs one owner may have going at once.
@@ -552,7 +618,7 @@ impl Runs {
              AND node <> $1 AND updated_at > $2 GROUP BY owner_id",
         )
         .bind(&self.inner.node)
-        .bind(fresh_since())
+        .bind(self.inner.fresh_since())
         .fetch_all(&self.inner.reads)
         .await;
         match counted {
@@ -620,7 +686,11 @@ impl Runs {
         wait: Option<Duration>,
         store_row: bool,
     ) -> Result<Reservation, ReserveError> {
+        if self.inner.closing.load(Ordering::Acquire) {
+            return Err(ReserveError::ShuttingDown);
+        }
         self.purge_now_and_then();
+        self.watch_for_dead();
         let elsewhere = self.running_elsewhere(owner_id).await;
         let deadline = wait.map(|wait| tokio::time::Instant::now() + wait);
         let run = loop {
@@ -628,27 +698,34 @@ impl Runs {
             let freed = self.inner.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
-            {
+            let running = {
                 let mut active = self.active();
-                if !active.contains_key(conversation_id) {
-                    let max = self.max_per_owner();
-                    let here = active
-                        .values()
-                        .filter(|run| run.owner_id == owner_id)
-                        .count();
-                    if here + elsewhere >= max {
-                        return Err(ReserveError::TooMany { max });
+                match active.get(conversation_id) {
+                    Some(run) => run.id.clone(),
+                    None => {
+                        let max = self.max_per_owner();
+                        let here = active
+                            .values()
+                            .filter(|run| run.owner_id == owner_id)
+                            .count();
+                        if here + elsewhere >= max {
+                            return Err(ReserveError::TooMany { max });
+                        }
+                        let run = Arc::new(ActiveRun::new(conversation_id, owner_id));
+                        active.insert(conversation_id.to_owned(), Arc::clone(&run));
+                        break run;
                     }
-                    let run = Arc::new(ActiveRun::new(conversation_id, owner_id));
-                    active.insert(conversation_id.to_owned(), Arc::clone(&run));
-                    break run;
                 }
-            }
+            };
             let Some(deadline) = deadline else {
-                return Err(ReserveError::Busy);
+                return Err(ReserveError::Busy {
+                    running: Some(running),
+                });
             };
             if tokio::time::timeout_at(deadline, freed).await.is_err() {
-                return Err(ReserveError::Busy);
+                return Err(ReserveError::Busy {
+                    running: Some(running),
+                });
             }
         };
         self.ensure_listener();
@@ -659,30 +736,70 @@ impl Runs {
             started: false,
         };
         if !store_row {
+            // A new conversation: nobody else can hold it, and its lease is stored with
+            // its first turn.
             return Ok(reservation);
         }
-        let run = &reservation.run;
-        run.row_ready.store(true, Ordering::Release);
-        if let Err(error) = write_batches(
-            &self.inner.db,
-            &self.inner.node,
-            &[Batch {
-                run: Arc::clone(run),
-                from: 0,
-                events: Vec::new(),
-                done: false,
-                save: None,
-                turn: None,
-                turn_waiter: None,
-            }],
-            false,
-        )
-        .await
-        {
-            // The run still works here; other processes just cannot see it.
-            tracing::warn!(%error, run = %run.id, "storing a new run failed");
-        }
+        self.take_lease(&reservation.run, deadline).await?;
+        reservation.run.row_ready.store(true, Ordering::Release);
         Ok(reservation)
+    }
+
+    /// Takes the conversation's lease in the database for `run` (here it is already
+    /// `run`'s): waits for another process's run until `deadline`, closes a dead one.
+    /// A database that cannot answer does not stop the run here: it is the only one of
+    /// this process, and the turn's commit checks the lease again.
+    async fn take_lease(
+        &self,
+        run: &Arc<ActiveRun>,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<(), ReserveError> {
+        loop {
+            let holder = match lease::take(&self.inner.db, &self.inner.node, run).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(holder)) => holder,
+                Err(error) => {
+                    tracing::warn!(%error, run = %run.id, "taking a conversation's lease failed");
+                    return Ok(());
+                }
+            };
+            let fresh = self.inner.fresh_since();
+            if !holder.run_id.is_empty() && holder.beat.as_str() <= fresh.as_str() {
+                // Its process died: closed here, then the lease is free.
+                if let Err(error) =
+                    close_interrupted(&self.inner.db, &holder.run_id, Some(&fresh)).await
+                {
+                    tracing::warn!(%error, run = %holder.run_id, "closing a dead run failed");
+                    return Err(self.busy(run, holder.run_id));
+                }
+                continue;
+            }
+            if holder.run_id.is_empty() {
+                continue;
+            }
+            let waited = match deadline {
+                Some(deadline) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep_until(
+                        deadline.min(tokio::time::Instant::now() + POLL_EVERY),
+                    )
+                    .await;
+                    true
+                }
+                _ => false,
+            };
+            if !waited {
+                return Err(self.busy(run, holder.run_id));
+            }
+        }
+    }
+
+    /// The place taken for `run` given back, and the answer for a conversation that
+    /// `running` (on another process) writes.
+    fn busy(&self, _run: &Arc<ActiveRun>, running: String) -> ReserveError {
+        // The reservation being dropped gives the place back.
+        ReserveError::Busy {
+            running: Some(running),
+        }
     }
 
     /// Gives a run's place back and ends its live streams.
@@ -705,16 +822,27 @@ impl Runs {
         if let Some(run) = self.active().get(conversation_id).cloned() {
             return Ok(Current::Local(run));
         }
-        let row: Option<(String,)> = sqlx::query_as(
-            "SELECT run_id FROM runs WHERE conversation_id = $1 AND status = 'running' \
-             AND updated_at > $2 ORDER BY started_at DESC LIMIT 1",
+        let row: Option<(String, String)> = sqlx::query_as(
+            "SELECT run_id, updated_at FROM runs WHERE conversation_id = $1 \
+             AND status = 'running' ORDER BY started_at DESC LIMIT 1",
         )
         .bind(conversation_id)
-        .bind(fresh_since())
         .fetch_optional(&self.inner.reads)
         .await?;
+        let fresh = self.inner.fresh_since();
         Ok(match row {
-            Some((id,)) => Current::Remote(id),
+            Some((id, beat)) if beat > fresh => Current::Remote(id),
+            Some((id, _)) => {
+                // Its process died and nobody closed it yet: closed now, so this read
+                // shows the reply as it ended instead of one still being written.
+                match close_interrupted(&self.inner.db, &id, Some(&fresh)).await {
+                    Ok(_) => Current::None,
+                    Err(error) => {
+                        tracing::warn!(%error, run = %id, "closing a dead run failed");
+                        Current::None
+                    }
+                }
+            }
             None => Current::None,
         })
     }
@@ -753,7 +881,7 @@ impl Runs {
                 if ending {
                     break;
                 }
-                match row_state(&db, &run_id).await {
+                match row_state(&db, &run_id, &runs.inner.fresh_since()).await {
                     Ok(RowState::Running) => {}
                     // Its last events were stored with "done": one more read gets them.
                     Ok(RowState::Done) => {
@@ -787,7 +915,7 @@ impl Runs {
              AND status = 'running' AND updated_at > $2 RETURNING run_id",
         )
         .bind(conversation_id)
-        .bind(fresh_since())
+        .bind(self.inner.fresh_since())
         .fetch_all(&self.inner.db)
         .await?;
         if self.is_postgres() {
@@ -846,14 +974,16 @@ impl Runs {
             let before = timestamp(now() - keep);
             // A live run beats every few seconds, so only finished or dead runs are this old.
             let result = async {
+                // Only runs that are over: a dead one still "running" is closed first (its
+                // reply finished as interrupted) by the sweeper.
                 sqlx::query(
                     "DELETE FROM run_event_batches WHERE run_id IN \
-                     (SELECT run_id FROM runs WHERE updated_at < $1)",
+                     (SELECT run_id FROM runs WHERE updated_at < $1 AND status = 'done')",
                 )
                 .bind(&before)
                 .execute(&db)
                 .await?;
-                sqlx::query("DELETE FROM runs WHERE updated_at < $1")
+                sqlx::query("DELETE FROM runs WHERE updated_at < $1 AND status = 'done'")
                     .bind(&before)
                     .execute(&db)
                     .await
@@ -863,6 +993,109 @@ impl Runs {
                 tracing::warn!(%error, "deleting old runs failed");
             }
         });
+    }
+}
+
+impl Runs {
+    /// Starts (once) the task that closes runs whose process died, wherever they ran:
+    /// every third of the stale limit it looks for `running` rows whose heartbeat is
+    /// older than the limit and closes them as interrupted.
+    pub fn watch_for_dead(&self) {
+        self.inner.sweeper.get_or_init(|| {
+            tokio::spawn(sweep(Arc::downgrade(&self.inner)));
+        });
+    }
+
+    /// Closes every dead run found now; how many this process closed.
+    pub async fn close_dead(&self) -> Result<usize, CloseError> {
+        let fresh = self.inner.fresh_since();
+        let dead: Vec<(String,)> = sqlx::query_as(
+            "SELECT run_id FROM runs WHERE status = 'running' AND updated_at <= $1 \
+             ORDER BY updated_at LIMIT 100",
+        )
+        .bind(&fresh)
+        .fetch_all(&self.inner.reads)
+        .await?;
+        let mut closed = 0;
+        for (id,) in dead {
+            if close_interrupted(&self.inner.db, &id, Some(&fresh)).await? {
+                closed += 1;
+            }
+        }
+        Ok(closed)
+    }
+
+    /// Shuts the registry down: no new run starts from now on; the runs going may finish
+    /// within `grace`; what is left then is stopped and ends as interrupted (a run that
+    /// cannot even store that is closed as another process would close it). How many runs
+    /// were stopped so.
+    pub async fn shut_down(&self, grace: Duration) -> usize {
+        self.inner.closing.store(true, Ordering::Release);
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let freed = self.inner.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if self.active().is_empty() {
+                return 0;
+            }
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                break;
+            }
+        }
+        // Stopped as interrupted (not as by the person), and stored as they end.
+        let left: Vec<Arc<ActiveRun>> = self.active().values().cloned().collect();
+        for run in &left {
+            run.last_save.interrupt();
+            run.token.cancel();
+        }
+        let stopped = tokio::time::Instant::now() + STOP_AT_SHUTDOWN;
+        loop {
+            let freed = self.inner.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if self.active().is_empty() {
+                return left.len();
+            }
+            if tokio::time::timeout_at(stopped, freed).await.is_err() {
+                break;
+            }
+        }
+        // Stuck (a database that does not answer, say): closed as another process would
+        // close them, and this process writes nothing more for them.
+        self.inner.frozen.store(true, Ordering::Release);
+        let stuck: Vec<Arc<ActiveRun>> = self.active().values().cloned().collect();
+        for run in stuck {
+            match close_interrupted(&self.inner.db, &run.id, None).await {
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, run = %run.id, "closing a run at shutdown failed");
+                }
+            }
+            run.close();
+        }
+        left.len()
+    }
+}
+
+/// The sweeper's loop, for as long as the registry lives.
+async fn sweep(inner: Weak<Inner>) {
+    loop {
+        let every = match inner.upgrade() {
+            Some(inner) => (inner.stale_after() / 3).min(Duration::from_secs(5)),
+            None => return,
+        };
+        tokio::time::sleep(every).await;
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        let runs = Runs { inner: strong };
+        if runs.inner.frozen.load(Ordering::Acquire) {
+            return;
+        }
+        if let Err(error) = runs.close_dead().await {
+            tracing::warn!(%error, "looking for dead runs failed");
+        }
     }
 }
 
@@ -1057,7 +1290,9 @@ mod tests {
             assert_eq!(numbers(&stored), (start..total).collect::<Vec<_>>());
         }
         assert!(matches!(
-            row_state(&pool, run.id()).await.unwrap(),
+            row_state(&pool, run.id(), &fresh_since(STALE_AFTER))
+                .await
+                .unwrap(),
             RowState::Done
         ));
     }
@@ -1142,7 +1377,9 @@ mod tests {
         let first = runs.reserve("o", "c1", None).await.unwrap();
         assert_eq!(
             runs.reserve("o", "c1", None).await.err(),
-            Some(ReserveError::Busy)
+            Some(ReserveError::Busy {
+                running: Some(first.run().id().to_owned())
+            })
         );
         let second = runs.reserve("o", "c2", None).await.unwrap();
         assert_eq!(

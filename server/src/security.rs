@@ -471,6 +471,8 @@ type OwnerLayer = GovernorLayer<OwnerKey, NoOpMiddleware, Body>;
 pub struct MessageLimiter {
     /// The middleware, and the limiter it shares (kept to prune it).
     layer: Option<(OwnerLayer, SharedRateLimiter<String, NoOpMiddleware>)>,
+    /// On PostgreSQL: the same limit counted in the database, across every replica.
+    shared: Option<SharedLimit>,
     /// Limited requests so far, to prune idle owners from the limiter now and then.
     checks: Arc<AtomicU64>,
 }
@@ -497,8 +499,21 @@ impl MessageLimiter {
         });
         Self {
             layer,
+            shared: None,
             checks: Arc::default(),
         }
+    }
+
+    /// The same limit also counted in `db` when it is PostgreSQL (several replicas share
+    /// it: each alone would let N times as much through); on SQLite nothing changes.
+    pub fn shared_in(mut self, db: &crate::db::Pool, limit: Option<RateLimit>) -> Self {
+        if crate::db::backend(db) == crate::db::Backend::Postgres {
+            self.shared = limit.map(|limit| SharedLimit {
+                db: db.clone(),
+                limit,
+            });
+        }
+        self
     }
 
     fn prune(&self, limiter: &SharedRateLimiter<String, NoOpMiddleware>) {
@@ -511,22 +526,90 @@ impl MessageLimiter {
     }
 }
 
+/// A per-owner limit counted in the database (the generic cell rate algorithm, one row
+/// per owner, one conditional upsert per request).
+#[derive(Clone)]
+struct SharedLimit {
+    db: crate::db::Pool,
+    limit: RateLimit,
+}
+
+impl SharedLimit {
+    /// `Ok(None)`: allowed and counted; `Ok(Some(seconds))`: refused, retry after that.
+    async fn check(&self, owner: &str) -> Result<Option<u64>, sqlx::Error> {
+        let now = i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis(),
+        )
+        .unwrap_or(i64::MAX);
+        let period = 60_000 / i64::from(self.limit.per_minute.get()).max(1);
+        let window = period * i64::from(self.limit.burst.get());
+        let allowed: Option<(i64,)> = sqlx::query_as(
+            "INSERT INTO rate_allowances (owner_id, tat) VALUES ($1, $2 + $3) \
+             ON CONFLICT (owner_id) DO UPDATE \
+             SET tat = GREATEST(rate_allowances.tat, $2) + $3 \
+             WHERE GREATEST(rate_allowances.tat, $2) + $3 - $4 <= $2 RETURNING tat",
+        )
+        .bind(owner)
+        .bind(now)
+        .bind(period)
+        .bind(window)
+        .fetch_optional(&self.db)
+        .await?;
+        if allowed.is_some() {
+            return Ok(None);
+        }
+        let tat: Option<(i64,)> =
+            sqlx::query_as("SELECT tat FROM rate_allowances WHERE owner_id = $1")
+                .bind(owner)
+                .fetch_optional(&self.db)
+                .await?;
+        let wait_ms = tat.map_or(period, |(tat,)| tat.max(now) + period - window - now);
+        Ok(Some(u64::try_from(wait_ms.max(0) / 1000 + 1).unwrap_or(1)))
+    }
+
+    /// Forgets owners whose allowance is whole again (in the background).
+    fn prune(&self) {
+        let db = self.db.clone();
+        tokio::spawn(async move {
+            let before = i64::try_from(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_millis(),
+            )
+            .unwrap_or(i64::MAX);
+            if let Err(error) = sqlx::query("DELETE FROM rate_allowances WHERE tat < $1")
+                .bind(before)
+                .execute(&db)
+                .await
+            {
+                tracing::warn!(%error, "forgetting old rate allowances failed");
+            }
+        });
+    }
+}
+
+/// The answer for a refused request: retry after `seconds`.
+fn too_many(seconds: u64) -> Response {
+    let mut response = json_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RATE_LIMITED",
+        &format!("Too many messages in a short time. Please wait {seconds} s and try again."),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response
+}
+
 fn rate_limit_error(error: GovernorError) -> Response {
     match error {
         GovernorError::TooManyRequests { wait_time, .. } => {
             // The governor rounds down; "0" would invite an immediate retry that fails.
-            let seconds = wait_time.max(1);
-            let mut response = json_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                "RATE_LIMITED",
-                &format!(
-                    "Too many messages in a short time. Please wait {seconds} s and try again."
-                ),
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-            response
+            too_many(wait_time.max(1))
         }
         GovernorError::UnableToExtractKey | GovernorError::Other { .. } => {
             // Only possible if the owner middleware were not in front of this one.
@@ -557,9 +640,28 @@ pub async fn limit_messages(
         return next.run(request).await;
     };
     limiter.prune(shared);
+    let across = limiter.shared.clone();
+    if let Some(across) = &across {
+        if limiter.checks.load(Ordering::Relaxed) % PRUNE_EVERY == 0 {
+            across.prune();
+        }
+    }
     let service = layer.layer(tower::service_fn(move |request: Request| {
         let next = next.clone();
-        async move { Ok::<_, Infallible>(next.run(request).await) }
+        let across = across.clone();
+        async move {
+            // Past this process's own count: the one all replicas share.
+            if let (Some(across), Some(owner)) = (&across, request.extensions().get::<OwnerId>()) {
+                match across.check(&owner.0).await {
+                    Ok(None) => {}
+                    Ok(Some(seconds)) => return Ok(too_many(seconds)),
+                    // The database is needed for the message anyway; this process's own
+                    // count still holds meanwhile.
+                    Err(error) => tracing::warn!(%error, "the shared rate limit could not be read"),
+                }
+            }
+            Ok::<_, Infallible>(next.run(request).await)
+        }
     }));
     match service.oneshot(request).await {
         Ok(response) => response,

@@ -142,7 +142,7 @@ pub async fn find_conversation(
     .await?)
 }
 
-fn decode(id: String, body: &str) -> Result<Message, StoreError> {
+pub(crate) fn decode(id: String, body: &str) -> Result<Message, StoreError> {
     serde_json::from_str(body).map_err(|e| StoreError::Corrupt {
         id,
         reason: e.to_string(),
@@ -161,6 +161,17 @@ pub async fn messages(db: &Pool, conversation_id: &str) -> Result<Vec<Message>, 
         .collect()
 }
 
+/// The last message of a conversation, if it has one.
+pub async fn last_message(db: &Pool, conversation_id: &str) -> Result<Option<Message>, StoreError> {
+    let row: Option<(String, String)> = sqlx::query_as(
+        "SELECT id, body FROM messages WHERE conversation_id = $1 ORDER BY seq DESC LIMIT 1",
+    )
+    .bind(conversation_id)
+    .fetch_optional(db)
+    .await?;
+    row.map(|(id, body)| decode(id, &body)).transpose()
+}
+
 /// One message of a conversation.
 pub async fn message(
     db: &Pool,
@@ -176,7 +187,7 @@ pub async fn message(
     row.map(|(id, body)| decode(id, &body)).transpose()
 }
 
-fn encode(message: &Message) -> String {
+pub(crate) fn encode(message: &Message) -> String {
     // A Message is plain data (strings, numbers, JSON values): serialising cannot fail.
     serde_json::to_string(message).unwrap_or_else(|_| "{}".to_owned())
 }
@@ -563,15 +574,21 @@ pub struct TakenCall {
 /// Takes a pending call for one decision: a single conditional `UPDATE … RETURNING`, so of
 /// any number of simultaneous decisions (on any number of processes) exactly one gets it.
 /// The row stays until [`finish_pending`] (or the effect's transaction) deletes it; if the
-/// holder dies first, the take expires after [`TAKE_SECONDS`] and the call is pending again.
+/// holder dies first, the take expires after [`TAKE_SECONDS`] and the call is pending again
+/// — at once when the holder is `run` and that run is closed as interrupted (its token
+/// begins with the run's id: [`release_takes_of`]).
 pub async fn take_pending(
     db: &Pool,
     conversation_id: &str,
     tool_call_id: &str,
     owner_id: &str,
     now: DateTime<Utc>,
+    run: Option<&str>,
 ) -> Result<Option<TakenCall>, StoreError> {
-    let token = new_id("take");
+    let token = match run {
+        Some(run) => format!("{run}/{}", new_id("take")),
+        None => new_id("take"),
+    };
     let until = timestamp(now + chrono::TimeDelta::seconds(TAKE_SECONDS));
     let call = sqlx::query_as::<_, PendingCall>(concat!(
         "UPDATE pending_calls SET taken_by = $1, taken_until = $2 \
@@ -619,6 +636,25 @@ pub async fn release_pending(db: &Pool, taken: &TakenCall) -> Result<(), StoreEr
     .execute(db)
     .await?;
     Ok(())
+}
+
+/// Gives back the calls of `conversation_id` taken for run `run_id` (a run closed as
+/// interrupted: its process died holding them), on `conn`: pending again at once.
+pub async fn release_takes_of(
+    conn: &mut sqlx::AnyConnection,
+    conversation_id: &str,
+    run_id: &str,
+) -> Result<u64, sqlx::Error> {
+    let prefix = format!("{run_id}/");
+    let released = sqlx::query(
+        "UPDATE pending_calls SET taken_by = NULL, taken_until = NULL \
+         WHERE conversation_id = $1 AND substr(taken_by, 1, length($2)) = $2",
+    )
+    .bind(conversation_id)
+    .bind(&prefix)
+    .execute(&mut *conn)
+    .await?;
+    Ok(released.rows_affected())
 }
 
 /// Takes every pending call of a conversation that no decision holds (a new message
@@ -715,12 +751,28 @@ impl MessageSave {
 /// transaction of the run's last events and its "done" — one commit instead of two, and the
 /// stored reply and the run's row never disagree. Cheap to clone; clones share the slot.
 #[derive(Debug, Clone, Default)]
-pub struct LastSave(std::sync::Arc<std::sync::Mutex<Option<MessageSave>>>);
+pub struct LastSave {
+    slot: std::sync::Arc<std::sync::Mutex<Option<MessageSave>>>,
+    /// Set when the run is stopped because its server shuts down, not by the person: the
+    /// run then ends [`shared::message::RunStatus::Interrupted`].
+    interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
 
 impl LastSave {
+    /// Marks the run as stopped by its server's shutdown (before its stop token fires).
+    pub fn interrupt(&self) {
+        self.interrupted
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether the run was stopped by its server's shutdown.
+    pub fn is_interrupted(&self) -> bool {
+        self.interrupted.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<MessageSave>> {
         // Plain data: a panic elsewhere while holding the lock leaves it usable.
-        match self.0.lock() {
+        match self.slot.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }

@@ -226,7 +226,7 @@ impl From<RunStatus> for FinishReason {
             RunStatus::AwaitingApproval => FinishReason::ToolCalls,
             RunStatus::StepLimit => FinishReason::Length,
             RunStatus::TooManyToolErrors | RunStatus::Error => FinishReason::Error,
-            RunStatus::Stopped => FinishReason::Other,
+            RunStatus::Stopped | RunStatus::Interrupted => FinishReason::Other,
         }
     }
 }
@@ -854,7 +854,7 @@ mod proptests {
         "shipping_quote",
         "nope",
     ];
-    const STATUSES: [Option<RunStatus>; 7] = [
+    const STATUSES: [Option<RunStatus>; 8] = [
         None,
         Some(RunStatus::Completed),
         Some(RunStatus::AwaitingApproval),
@@ -862,6 +862,7 @@ mod proptests {
         Some(RunStatus::TooManyToolErrors),
         Some(RunStatus::Stopped),
         Some(RunStatus::Error),
+        Some(RunStatus::Interrupted),
     ];
 
     fn id() -> impl Strategy<Value = String> {

@@ -39,6 +39,11 @@ pub enum RunStatus {
     Stopped,
     /// The model provider failed; what was streamed is kept, nothing half-received ran.
     Error,
+    /// The server writing the reply stopped before it finished (it crashed, or was shut
+    /// down past its grace period); another server closed it. What was stored is kept,
+    /// a confirmation it had asked for can still be answered, and nothing else it was
+    /// doing ran.
+    Interrupted,
 }
 
 impl RunStatus {

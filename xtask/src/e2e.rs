@@ -46,6 +46,10 @@ const SLOW_TAG: &str = "@slow";
 /// reply then takes a few seconds, longer than a page reload.
 const SLOW_TOKEN_DELAY_MS: &str = "40";
 
+/// The heartbeat timeout in the slow pass: a killed server's reply is closed as
+/// interrupted by the other after this (the default, 15 s, would make its test wait).
+const SLOW_HEARTBEAT_TIMEOUT_MS: &str = "3000";
+
 /// The AI SDK suite's package, relative to the workspace root.
 const AISDK_DIR: &str = "end2end/aisdk";
 
@@ -119,6 +123,7 @@ pub fn run_aisdk(ws: &Workspace, server: &Path) -> Result<(), Failure> {
             ("DATBAN_OFFLINE_TOKEN_DELAY_MS", AISDK_TOKEN_DELAY_MS),
             ("DATBAN_RATE_PER_MINUTE", AISDK_RATE_PER_MINUTE),
         ],
+        None,
     )?;
     let mut command = Command::new(dir.join(AISDK_NODE));
     command
@@ -168,6 +173,7 @@ fn offline_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
             // Still streamed token by token, just faster than a person needs to read it.
             ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "2"),
         ],
+        None,
     )?;
     let other_passes = format!("{PROVIDER_TAG}|{SLOW_TAG}");
     playwright(ws, &running, &["--grep-invert", &other_passes], &[])
@@ -175,16 +181,24 @@ fn offline_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
 
 /// The `@slow` tests, with an offline model slow enough to act mid-reply.
 fn slow_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
-    let running = start_server(
+    let env = [
+        ("DATBAN_PROVIDER", "offline"),
+        ("DATBAN_OFFLINE_TOKEN_DELAY_MS", SLOW_TOKEN_DELAY_MS),
+        ("DATBAN_HEARTBEAT_TIMEOUT_MS", SLOW_HEARTBEAT_TIMEOUT_MS),
+    ];
+    let running = start_server(ws, server, "slow", &env, None)?;
+    // A second server on the same database, for the test that kills one mid-reply.
+    let victim = start_server(ws, server, "slow-victim", &env, Some(&running.data_dir))?;
+    let pid = victim.child.id().to_string();
+    playwright(
         ws,
-        server,
-        "slow",
+        &running,
+        &["--grep", SLOW_TAG],
         &[
-            ("DATBAN_PROVIDER", "offline"),
-            ("DATBAN_OFFLINE_TOKEN_DELAY_MS", SLOW_TOKEN_DELAY_MS),
+            ("DATBAN_VICTIM_URL", &victim.base_url),
+            ("DATBAN_VICTIM_PID", &pid),
         ],
-    )?;
-    playwright(ws, &running, &["--grep", SLOW_TAG], &[])
+    )
 }
 
 /// The `@provider` tests, with the server's model behind `end2end/fake-openai.mjs`.
@@ -202,6 +216,7 @@ fn provider_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
             ("OPENAI_API_KEY", FAKE_PROVIDER_KEY),
             ("DATBAN_MODEL", "fake-model"),
         ],
+        None,
     )?;
     playwright(
         ws,
@@ -212,18 +227,28 @@ fn provider_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
 }
 
 /// Starts `server` on a free loopback port with a fresh database and waits until it is healthy.
+///
+/// With `shared_db`, the server uses the database in that folder (another server's: two
+/// processes on one SQLite file) and leaves the folder to its owner.
 fn start_server(
     ws: &Workspace,
     server: &Path,
     label: &str,
     env: &[(&str, &str)],
+    shared_db: Option<&Path>,
 ) -> Result<RunningServer, Failure> {
     let addr = free_port()?;
-    let data_dir = std::env::temp_dir().join(format!("datban-e2e-{}-{label}", std::process::id()));
-    // A leftover from an interrupted run must not hand this pass an old database.
-    let _ = std::fs::remove_dir_all(&data_dir);
-    std::fs::create_dir_all(&data_dir)
-        .map_err(|e| Failure::new(format!("cannot create {}: {e}", data_dir.display())))?;
+    let own_dir = std::env::temp_dir().join(format!("datban-e2e-{}-{label}", std::process::id()));
+    let data_dir = match shared_db {
+        Some(dir) => dir.to_path_buf(),
+        None => {
+            // A leftover from an interrupted run must not hand this pass an old database.
+            let _ = std::fs::remove_dir_all(&own_dir);
+            std::fs::create_dir_all(&own_dir)
+                .map_err(|e| Failure::new(format!("cannot create {}: {e}", own_dir.display())))?;
+            own_dir.clone()
+        }
+    };
     let mut command = Command::new(server);
     command.current_dir(&ws.root).env(
         "DATABASE_URL",
@@ -236,7 +261,7 @@ fn start_server(
     let child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&data_dir);
+            let _ = std::fs::remove_dir_all(&own_dir);
             return Err(Failure::new(format!(
                 "cannot start {}: {e}",
                 server.display()
@@ -245,7 +270,8 @@ fn start_server(
     };
     let mut running = RunningServer {
         child,
-        data_dir,
+        // Only its own folder is removed when it stops.
+        data_dir: own_dir,
         base_url: format!("http://{addr}"),
     };
     wait_until_healthy(addr, &mut running.child)?;

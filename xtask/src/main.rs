@@ -27,6 +27,10 @@ commands:
                     throwaway PostgreSQL, the fuzz targets briefly, wasm32
                     tests, Playwright, the AI SDK chat clients (ai 7, ai 6)
   test-postgres     only the server tests on a throwaway PostgreSQL
+  chaos <seconds> [<conversations>]
+                    the chaos test alone, longer: three server processes on
+                    a throwaway PostgreSQL, one killed every few seconds for
+                    at least <seconds> (default 200 conversations)
   fuzz [<target> [<seconds>|<file>]]
                     fuzz every target 10 s, one target longer, or replay
                     one input
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("test") => test(&args[1..]),
         Some("test-postgres") => test_postgres(&args[1..]),
+        Some("chaos") => chaos(&args[1..]),
         Some("fuzz") => Workspace::locate().and_then(|ws| fuzz::command(&ws, &args[1..])),
         Some("setup") => setup::Setup::detect()
             .and_then(|s| s.ensure_all())
@@ -191,6 +196,31 @@ fn test_postgres(args: &[String]) -> Result<(), Failure> {
     let ws = Workspace::locate()?;
     cmd::step("server tests on PostgreSQL (a throwaway cluster)");
     postgres::test_server(&ws)
+}
+
+fn chaos(args: &[String]) -> Result<(), Failure> {
+    let number = |index: usize, default: u64| -> Result<u64, Failure> {
+        match args.get(index) {
+            None => Ok(default),
+            Some(text) => text.parse().map_err(|_| {
+                Failure::new(format!(
+                    "`chaos` takes whole numbers, not `{text}`\n\n{USAGE}"
+                ))
+            }),
+        }
+    };
+    if args.len() > 2 {
+        return Err(Failure::new(format!(
+            "`chaos` takes at most two numbers\n\n{USAGE}"
+        )));
+    }
+    let seconds = number(0, 120)?;
+    let conversations = number(1, 200)?;
+    let ws = Workspace::locate()?;
+    cmd::step(&format!(
+        "chaos: {conversations} conversations, kills for at least {seconds} s (a throwaway PostgreSQL)"
+    ));
+    postgres::chaos(&ws, seconds, conversations)
 }
 
 fn watch() -> Result<(), Failure> {

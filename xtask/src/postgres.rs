@@ -67,6 +67,34 @@ pub fn test_server(ws: &Workspace) -> Result<(), Failure> {
     result.map_err(|failure| Failure::new(format!("the server tests on PostgreSQL: {failure}")))
 }
 
+/// Runs the chaos test alone (`server/tests/postgres.rs`) against a fresh cluster, with
+/// kills for at least `seconds` over `conversations` conversations.
+pub fn chaos(ws: &Workspace, seconds: u64, conversations: u64) -> Result<(), Failure> {
+    let bin = ensure_binaries()?;
+    let cluster = Cluster::start(&bin)?;
+    let result = cmd::run(
+        cmd::cargo(ws)
+            .args([
+                "test",
+                "-p",
+                "server",
+                "--test",
+                "postgres",
+                "chaos_",
+                "--",
+                "--nocapture",
+            ])
+            .env(TEST_URL_ENV, cluster.admin_url())
+            .env("DATBAN_CHAOS_SECONDS", seconds.to_string())
+            .env("DATBAN_CHAOS_CONVERSATIONS", conversations.to_string()),
+    );
+    if result.is_err() {
+        cluster.print_log_tail();
+    }
+    drop(cluster);
+    result.map_err(|failure| Failure::new(format!("the chaos test: {failure}")))
+}
+
 /// The newest `/usr/lib/postgresql/<version>/bin`, installing the package when there is none.
 pub(crate) fn ensure_binaries() -> Result<PathBuf, Failure> {
     if let Some(bin) = find_bin_dir(Path::new(BIN_ROOT)) {

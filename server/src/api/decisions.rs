@@ -133,6 +133,7 @@ pub(super) async fn decide_all(
     }
     // The atomic takes: of simultaneous decisions on a call exactly one gets it.
     let mut taken = Vec::new();
+    let mut held = false;
     for (wanted, pending, _, edited) in peeked {
         let Some(call) = store::take_pending(
             &state.db,
@@ -140,9 +141,15 @@ pub(super) async fn decide_all(
             &pending.tool_call_id,
             &owner,
             (state.agent.clock)(),
+            Some(reservation.run().id()),
         )
         .await?
         else {
+            // Decided meanwhile, or held by a decision being carried out (here or on
+            // another replica, alive or not yet found dead): the latter is no answer.
+            held |= store::peek_pending(&state.db, conversation_id, &pending.tool_call_id, &owner)
+                .await?
+                .is_some();
             continue;
         };
         taken.push((
@@ -155,6 +162,15 @@ pub(super) async fn decide_all(
         ));
     }
     if taken.is_empty() {
+        if held {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "DECISION_IN_PROGRESS",
+                "This confirmation is being carried out right now; nothing more was done. \
+                 Reload the conversation in a moment to see the result (if the server \
+                 carrying it out stopped, the confirmation can be answered again then).",
+            ));
+        }
         return Err(already_resolved());
     }
     let agent = state.agent.clone();

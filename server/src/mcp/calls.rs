@@ -402,6 +402,7 @@ impl Caller<'_> {
             &args.approval_id,
             owner_id,
             (agent.clock)(),
+            None,
         )
         .await?
         else {

@@ -78,6 +78,11 @@ pub(super) async fn store_all(inner: Weak<Inner>, wake: Arc<Notify>) {
             return;
         };
         let runs = Runs { inner: strong };
+        if runs.inner.frozen.load(Ordering::Acquire) {
+            // Shut down: the runs left were closed as interrupted.
+            return;
+        }
+        let heartbeat_every = runs.inner.heartbeat_every();
         let active: Vec<Arc<ActiveRun>> = runs.active().values().cloned().collect();
         let batches: Vec<Batch> = active
             .iter()
@@ -88,7 +93,7 @@ pub(super) async fn store_all(inner: Weak<Inner>, wake: Arc<Notify>) {
                 }
                 let done = run.ending.load(Ordering::Acquire);
                 let (from, events) = run.unstored();
-                let beat_due = lock(&run.last_write).elapsed() >= HEARTBEAT_EVERY;
+                let beat_due = lock(&run.last_write).elapsed() >= heartbeat_every;
                 (turn.is_some() || done || beat_due || !events.is_empty()).then(|| Batch {
                     run: Arc::clone(run),
                     from,
@@ -291,7 +296,7 @@ fn json<T: serde::Serialize>(rows: &[T]) -> String {
 }
 
 /// A batch's events as stored: one JSON text per line.
-fn join_lines(events: &[Arc<str>]) -> String {
+pub(super) fn join_lines(events: &[Arc<str>]) -> String {
     let mut text = String::with_capacity(events.iter().map(|data| data.len() + 1).sum());
     for (index, data) in events.iter().enumerate() {
         if index > 0 {

@@ -122,6 +122,12 @@ pub async fn spawn_app_on(db_url: String, config: AgentConfig) -> TestApp {
     spawn_app_full(db_url, config, provider, |_| {}).await
 }
 
+/// A server over an existing database whose model is `provider` (a replica of another
+/// test server, with a slow model, say); the caller keeps the database's guard.
+pub async fn spawn_app_on_with_provider(db_url: String, provider: SharedProvider) -> TestApp {
+    spawn_app_full(db_url, AgentConfig::default(), provider, |_| {}).await
+}
+
 /// A server whose model is `provider`, with the given bounds.
 pub async fn spawn_app_with_provider_and(provider: SharedProvider, config: AgentConfig) -> TestApp {
     let (url, guard) = test_database_url().await;
@@ -177,6 +183,17 @@ async fn spawn_app_full(
         server,
         _db: None,
     }
+}
+
+/// A replica over an existing database (offline model) with `configure` applied to its
+/// state; the caller keeps the database's guard.
+pub async fn spawn_replica_configured(
+    db_url: String,
+    configure: impl FnOnce(&mut AppState),
+) -> TestApp {
+    let provider: SharedProvider =
+        Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
+    spawn_app_full(db_url, AgentConfig::default(), provider, configure).await
 }
 
 /// Like [`spawn_app`] (offline model, fresh database) with `configure` applied to the state.

@@ -24,6 +24,32 @@ impl ServerProcess {
     }
 }
 
+impl ServerProcess {
+    /// Asks the process to shut down (SIGTERM), as a deploy or `docker stop` does.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -TERM failed");
+    }
+
+    /// Waits up to `max` for the process to exit; whether it did.
+    pub fn exited_within(&mut self, max: Duration) -> bool {
+        let deadline = Instant::now() + max;
+        loop {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.kill9();

@@ -425,7 +425,7 @@ impl ChatState {
                         self.refresh(generation).await;
                     }
                 }
-                Err(StreamFailure::Rejected { message, .. }) => {
+                Err(StreamFailure::Rejected { message, status }) => {
                     // The server did not take the message: take the bubble back and give the
                     // text back to the box, unless something new was typed meanwhile.
                     self.entries
@@ -434,6 +434,13 @@ impl ChatState {
                         self.draft.set(text);
                     }
                     self.error.set(Some(message));
+                    if status == Some(409) {
+                        // A reply is being written in this conversation (in another tab, or
+                        // by another server): shown as it grows instead.
+                        self.streaming.set(false);
+                        self.catch_up(generation).await;
+                        return;
+                    }
                 }
                 Err(StreamFailure::Interrupted(message)) => self.error.set(Some(message)),
             }
@@ -724,6 +731,22 @@ impl ChatState {
                 })
             })
         })
+    }
+
+    /// The server's copy of the conversation, and the reply it is writing followed.
+    async fn catch_up(self, generation: u64) {
+        let Some(id) = self.conversation_id.get_untracked() else {
+            return;
+        };
+        let url = crate::api::conversation_url(&id);
+        if let Ok(conversation) = crate::client::get_json::<crate::api::Conversation>(&url).await {
+            if self.current(generation) {
+                self.set_messages(conversation.messages);
+                if let Some(running) = conversation.running {
+                    self.follow_running(running, generation);
+                }
+            }
+        }
     }
 
     /// Replaces the messages with the server's copy of the conversation; on failure the

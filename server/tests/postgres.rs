@@ -822,13 +822,34 @@ async fn chaos_worker(replicas: Replicas, seed: u64, conversations: usize) -> Ta
                 tally.decided_elsewhere += 1;
             }
         }
+        // A reload, as a person coming back would; a decision given back (our failure,
+        // never theirs) shows the form again, and they answer it again.
+        for _ in 0..5 {
+            let stored = settled_conversation(&client, &replicas, &mut dice, &id).await;
+            if pending_booking(&stored).as_deref() != Some(call.as_str()) {
+                break;
+            }
+            let decision = json!({"conversationId": id, "toolCallId": call, "approved": approved});
+            let (reply, _) = send_somewhere(
+                &client,
+                &replicas,
+                &mut dice,
+                "/api/approvals",
+                decision,
+                &mut tally,
+            )
+            .await;
+            tally
+                .answers
+                .entry(format!("{id}/{call}"))
+                .or_default()
+                .push_str(&format!(" then {}", answer_of(&reply)));
+        }
         if approved {
             tally.approved.push((id.clone(), call));
         } else {
             tally.declined.push((id.clone(), call));
         }
-        // A reload, as a person coming back would.
-        settled_conversation(&client, &replicas, &mut dice, &id).await;
     }
     tally
 }
@@ -877,14 +898,14 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
     }
     let started = Instant::now();
     let workers = 16;
-    let per_worker = conversations.div_ceil(workers);
     let handles: Vec<_> = (0..workers)
         .map(|w| {
             let replicas = replicas.clone();
+            let share = conversations / workers + usize::from(w < conversations % workers);
             tokio::spawn(chaos_worker(
                 replicas,
                 seed.wrapping_add(w as u64 * 0x9e37_79b9),
-                per_worker,
+                share,
             ))
         })
         .collect();

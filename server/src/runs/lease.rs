@@ -143,6 +143,7 @@ pub async fn close_interrupted(
             message.apply(&event);
         }
     }
+    free_keys(&mut tx, &owner_id, &conversation_id, &message).await?;
     ask_again(&mut tx, &conversation_id, &mut message).await?;
     let closing = closing_events(&mut tx, &owner_id, &conversation_id, &message).await?;
     for event in &closing {
@@ -181,6 +182,38 @@ pub async fn close_interrupted(
     tx.commit().await?;
     tracing::warn!(run = %run_id, conversation = %conversation_id, "closed a run whose server stopped: the reply is marked interrupted");
     Ok(true)
+}
+
+/// Frees the idempotency keys the dead run held for calls it was carrying out (claimed,
+/// not committed): the next decision runs at once instead of being told "in use" until
+/// the lease ends. A holder that was only slow cannot record a result any more (its lease
+/// token is gone), so its transaction and effect roll back: still at most once.
+async fn free_keys(
+    conn: &mut sqlx::AnyConnection,
+    owner_id: &str,
+    conversation_id: &str,
+    message: &Message,
+) -> Result<(), CloseError> {
+    for part in &message.parts {
+        let MessagePart::Tool(part) = part else {
+            continue;
+        };
+        if part.is_final() || part.state_name() == "input-streaming" {
+            continue;
+        }
+        for key in record_keys(conversation_id, part) {
+            sqlx::query(
+                "DELETE FROM idempotency_keys WHERE owner_id = $1 AND scope = $2 \
+                 AND idem_key = $3 AND state = 'running'",
+            )
+            .bind(owner_id)
+            .bind(part.tool_name())
+            .bind(&key)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(())
 }
 
 /// Parts whose decision was given back undecided (its run died before carrying it out:

@@ -1092,3 +1092,47 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
         rows.len()
     );
 }
+
+/// The same with two real server processes: a message sent to each at the same moment in
+/// one conversation gives one reply and one `409 RUN_IN_PROGRESS`, every time.
+#[tokio::test]
+async fn two_server_processes_never_write_one_conversation_at_once() {
+    let (url, _db) = test_database_url().await;
+    let env = [("DATBAN_OFFLINE_TOKEN_DELAY_MS", "5")];
+    let a = start_server(&url, &env).await;
+    let b = start_server(&url, &env).await;
+    let client = new_client();
+    let say = |base: &str, body: Value| {
+        let request = client.post(format!("{base}/api/chat")).json(&body);
+        async move { support::read_reply(request.send().await.unwrap()).await }
+    };
+    let first = say(&a.base, json!({"text": "Xin chào"})).await;
+    let conversation = first.conversation_id();
+    let rounds = 4;
+    for round in 0..rounds {
+        let (x, y) = tokio::join!(
+            say(
+                &a.base,
+                json!({"conversationId": conversation, "text": "Thời tiết Huế ngày mai?"})
+            ),
+            say(
+                &b.base,
+                json!({"conversationId": conversation, "text": "Thời tiết Vinh ngày mai?"})
+            ),
+        );
+        let mut statuses = [x.status, y.status];
+        statuses.sort_unstable();
+        assert_eq!(
+            statuses,
+            [200, 409],
+            "round {round}: {:?} / {:?}",
+            x.body,
+            y.body
+        );
+        let lost = if x.status == 409 { &x } else { &y };
+        assert_eq!(lost.body["error"]["code"], "RUN_IN_PROGRESS");
+    }
+    let stored = conversation_on(&client, &b.base, &conversation).await;
+    let messages = stored["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2 * (1 + rounds), "{stored}");
+}

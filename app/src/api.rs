@@ -4,7 +4,6 @@
 #![cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use shared::{
     explain,
     lang::Lang,
@@ -12,41 +11,12 @@ use shared::{
     tools::{ErrorCode, ToolError, ValidationIssue},
 };
 
-/// `POST /api/chat`.
-pub const CHAT_URL: &str = "/api/chat";
-/// `POST /api/approvals`.
-pub const APPROVALS_URL: &str = "/api/approvals";
-/// `POST /api/calls/reopen`: takes up a confirmation the person moved on from.
-pub const REOPEN_URL: &str = "/api/calls/reopen";
-
-/// `GET /api/bookings?all=1`: all the owner's bookings, cancelled and past ones too (the
-/// plain URL lists only upcoming ones), as `listBookings` returns them.
-pub const BOOKINGS_URL: &str = "/api/bookings?all=1";
-
-/// `POST /api/chat/{id}/stop`: stops the conversation's reply in progress.
-pub fn stop_url(id: &str) -> String {
-    format!("/api/chat/{}/stop", encode_component(id))
-}
-
-/// `GET /api/conversations/{id}`.
-pub fn conversation_url(id: &str) -> String {
-    format!("/api/conversations/{}", encode_component(id))
-}
-
-/// The response header naming the run a reply stream belongs to.
-pub const RUN_ID_HEADER: &str = "x-datban-run-id";
-
-/// `GET /api/chat/{id}/stream?after=N[&run=…]`: the events of the conversation's reply
-/// being written after the first `after` (of run `run_id`, when known: another run answers
-/// 204, like no run).
-pub fn stream_url(id: &str, after: u64, run_id: Option<&str>) -> String {
-    let mut url = format!("/api/chat/{}/stream?after={after}", encode_component(id));
-    if let Some(run_id) = run_id {
-        url.push_str("&run=");
-        url.push_str(&encode_component(run_id));
-    }
-    url
-}
+// Sent and read by the hydrate build only.
+#[cfg_attr(not(feature = "hydrate"), allow(unused_imports))]
+pub use shared::http::{
+    conversation_url, encode_component, stop_url, stream_url, ApprovalRequest, ReopenRequest,
+    RunningReply, APPROVALS_URL, BOOKINGS_URL, CHAT_URL, REOPEN_URL, RUN_ID_HEADER,
+};
 
 /// Body of `POST /api/chat`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -83,31 +53,6 @@ impl RegenerateRequest {
     }
 }
 
-/// Body of `POST /api/approvals`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalRequest {
-    /// The conversation the call belongs to.
-    pub conversation_id: String,
-    /// The call being decided.
-    pub tool_call_id: String,
-    /// The decision.
-    pub approved: bool,
-    /// The input as the person edited it; absent when nothing changed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub edited_input: Option<Value>,
-}
-
-/// Body of `POST /api/calls/reopen`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReopenRequest {
-    /// The conversation the call belongs to.
-    pub conversation_id: String,
-    /// The call that was closed when the person wrote something else.
-    pub tool_call_id: String,
-}
-
 /// Answer of `GET /api/conversations/{id}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Conversation {
@@ -122,20 +67,6 @@ pub struct Conversation {
     /// Present when the last message is a reply still being written.
     #[serde(default)]
     pub running: Option<RunningReply>,
-}
-
-/// A reply still being written when the conversation was read, and how much of it the
-/// stored copy holds: the page asks for the events after `after` and folds them in.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunningReply {
-    /// The assistant message.
-    pub message_id: String,
-    /// The run writing it, when the server found one.
-    #[serde(default)]
-    pub run_id: Option<String>,
-    /// How many of the run's events the stored copy holds.
-    pub after: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -233,19 +164,6 @@ pub fn error_message(status: u16, body: &str, lang: Lang) -> String {
         }
     };
     text.to_owned()
-}
-
-/// Percent-encodes everything but unreserved characters, for an id in a path or query.
-pub fn encode_component(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for byte in segment.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

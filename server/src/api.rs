@@ -35,6 +35,9 @@ pub use edge::json_answers;
 
 use transport::{Action, ConversationRef};
 
+pub use shared::http::RUN_ID_HEADER;
+use shared::http::{self as http, RunningReply};
+
 use crate::{
     agent::{self, Decision, EditRejected, Known},
     owner::OwnerId,
@@ -49,13 +52,13 @@ pub const MAX_MESSAGE_CHARS: usize = 4000;
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
-        .route("/api/chat", post(chat))
-        .route("/api/approvals", post(approve))
-        .route("/api/calls/reopen", post(reopen))
-        .route("/api/conversations/{id}", get(conversation))
-        .route("/api/chat/{id}/stop", post(stop))
-        .route("/api/chat/{id}/stream", get(stream_run))
-        .route("/api/bookings", get(bookings))
+        .route(http::CHAT_URL, post(chat))
+        .route(http::APPROVALS_URL, post(approve))
+        .route(http::REOPEN_URL, post(reopen))
+        .route(http::CONVERSATION_ROUTE, get(conversation))
+        .route(http::STOP_ROUTE, post(stop))
+        .route(http::STREAM_ROUTE, get(stream_run))
+        .route(http::BOOKINGS_ROUTE, get(bookings))
 }
 
 /// An API error: `{"error":{"code","message"}}` with an HTTP status.
@@ -106,6 +109,24 @@ impl From<StoreError> for ApiError {
             "STORAGE_UNAVAILABLE",
             "Something went wrong on our side; nothing was changed. Please try again.",
         )
+    }
+}
+
+/// A JSON request body whose rejection is an [`ApiError`]: every handler refuses a bad
+/// body in the one error shape (`{"error":{"code","message"}}`, the field and the expected
+/// JSON type in the message), without matching on axum's rejection itself.
+pub(crate) struct AppJson<T>(pub T);
+
+impl<T, S> axum::extract::FromRequest<S> for AppJson<T>
+where
+    Json<T>: axum::extract::FromRequest<S, Rejection = JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        let Json(value) = Json::<T>::from_request(request, state).await?;
+        Ok(Self(value))
     }
 }
 
@@ -211,10 +232,6 @@ impl From<ReserveError> for ApiError {
 /// of the same turn) before it is refused with `RUN_IN_PROGRESS`.
 const DECISION_WAIT: Duration = Duration::from_secs(120);
 
-/// The response header naming the run a stream belongs to, so a client that lost the
-/// stream can ask for the rest of that very run.
-pub const RUN_ID_HEADER: &str = "x-datban-run-id";
-
 /// Events written to the socket at most at once.
 const EVENTS_PER_WRITE: usize = 256;
 
@@ -271,9 +288,8 @@ fn sse(events: runs::EventStream, run_id: &str) -> Response {
 async fn chat(
     State(state): State<AppState>,
     Extension(OwnerId(owner)): Extension<OwnerId>,
-    body: Result<Json<transport::ChatBody>, JsonRejection>,
+    AppJson(body): AppJson<transport::ChatBody>,
 ) -> Result<Response, ApiError> {
-    let Json(body) = body?;
     let request = body.into_request()?;
     match request.action {
         Action::Say { text, client_id } => {
@@ -530,20 +546,6 @@ pub(crate) struct ConversationBody {
     /// Present when the last message is a reply still being written.
     #[serde(skip_serializing_if = "Option::is_none")]
     running: Option<RunningReply>,
-}
-
-/// A reply being written, and where a browser that shows its stored copy picks it up:
-/// `GET /api/chat/{id}/stream?after={after}&run={runId}`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct RunningReply {
-    /// The assistant message.
-    message_id: String,
-    /// The run writing it, when one was found.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    run_id: Option<String>,
-    /// How many of the run's events the stored copy holds.
-    after: u64,
 }
 
 #[derive(Debug, Deserialize)]

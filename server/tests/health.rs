@@ -45,3 +45,102 @@ async fn healthz_reports_unavailable_when_the_database_is_gone() {
     assert_eq!(status, 503);
     assert_eq!(body["status"], "unavailable");
 }
+
+/// The log lines a test subscriber wrote, shared with it.
+#[derive(Clone, Default)]
+struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Lines {
+    type Writer = Lines;
+
+    fn make_writer(&'a self) -> Lines {
+        self.clone()
+    }
+}
+
+/// One run followed through the log: every line the agent writes for it (model turns, tool
+/// calls, its end) carries the run's id and its conversation, from the run's span.
+#[tokio::test]
+async fn every_line_of_a_run_carries_its_run_id() {
+    let lines = Lines::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(lines.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    // One thread runs the test, the server and the run: they all log here.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let app = support::spawn_app().await;
+    let reply = app.chat(None, "Thời tiết Hà Nội ngày mai thế nào?").await;
+    assert_eq!(reply.status, 200);
+    let conversation = reply.conversation_id();
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let agent: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains("server::agent"))
+        .collect();
+    assert!(
+        agent.iter().any(|line| line.contains("run ended")),
+        "no run in the log: {text}"
+    );
+    assert!(
+        agent.iter().any(|line| line.contains("tool call")),
+        "{text}"
+    );
+    for line in &agent {
+        assert!(line.contains("run{run=run_"), "no run id: {line}");
+        assert!(
+            line.contains(&format!("conversation={conversation}")),
+            "no conversation: {line}"
+        );
+    }
+}
+
+/// `GET /metrics` counts what happened: a finished reply and its tool call move the
+/// counters (other tests of this binary may move them too, never back).
+#[tokio::test]
+async fn metrics_move_after_a_run() {
+    let app = support::spawn_app().await;
+    let scrape = || async {
+        let text = app
+            .client
+            .get(app.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let value = |prefix: &str| -> f64 {
+            text.lines()
+                .find(|line| line.starts_with(prefix))
+                .and_then(|line| line.rsplit(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0.0)
+        };
+        (
+            value(r#"datban_runs_total{status="completed"}"#),
+            value(r#"datban_tool_calls_total{tool="getWeather",outcome="ok"}"#),
+        )
+    };
+    let (runs, weather) = scrape().await;
+    let reply = app.chat(None, "Thời tiết Hà Nội ngày mai thế nào?").await;
+    assert_eq!(reply.status_of_run().as_deref(), Some("completed"));
+    let (runs_after, weather_after) = scrape().await;
+    assert!(runs_after >= runs + 1.0, "{runs} → {runs_after}");
+    assert!(
+        weather_after >= weather + 1.0,
+        "{weather} → {weather_after}"
+    );
+}

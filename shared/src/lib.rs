@@ -6,6 +6,7 @@
 pub mod events;
 pub mod explain;
 pub mod health;
+pub mod http;
 pub mod lang;
 pub mod message;
 pub mod partial_json;

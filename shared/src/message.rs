@@ -259,19 +259,7 @@ fn tool_part_from_fields(mut fields: Fields) -> Result<ToolPart, String> {
         }));
     }
     let name = ToolName::parse(&tool).ok_or_else(|| format!("unknown variant `{tool}`"))?;
-    Ok(match name {
-        ToolName::GetWeather => ToolPart::GetWeather(call_from_fields(fields)?),
-        ToolName::SearchRestaurants => ToolPart::SearchRestaurants(call_from_fields(fields)?),
-        ToolName::CreateBooking => ToolPart::CreateBooking(call_from_fields(fields)?),
-        ToolName::ListBookings => ToolPart::ListBookings(call_from_fields(fields)?),
-        ToolName::CancelBooking => ToolPart::CancelBooking(call_from_fields(fields)?),
-        ToolName::SuggestGifts => ToolPart::SuggestGifts(call_from_fields(fields)?),
-        ToolName::PrepareCheckout => ToolPart::PrepareCheckout(call_from_fields(fields)?),
-        ToolName::CreateCheckoutSession => {
-            ToolPart::CreateCheckoutSession(call_from_fields(fields)?)
-        }
-        ToolName::ShippingQuote => ToolPart::ShippingQuote(call_from_fields(fields)?),
-    })
+    typed_part(name, fields)
 }
 
 fn call_from_fields<T: Tool>(mut fields: Fields) -> Result<ToolCall<T>, String> {
@@ -479,106 +467,131 @@ pub struct UnknownToolCall {
     pub error: Option<ToolError>,
 }
 
-/// A tool call in a message: one variant per tool, so renderers must handle each.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "tool")]
-pub enum ToolPart {
-    /// A `getWeather` call.
-    #[serde(rename = "getWeather")]
-    GetWeather(ToolCall<GetWeather>),
-    /// A `searchRestaurants` call.
-    #[serde(rename = "searchRestaurants")]
-    SearchRestaurants(ToolCall<SearchRestaurants>),
-    /// A `createBooking` call.
-    #[serde(rename = "createBooking")]
-    CreateBooking(ToolCall<CreateBooking>),
-    /// A `listBookings` call.
-    #[serde(rename = "listBookings")]
-    ListBookings(ToolCall<ListBookings>),
-    /// A `cancelBooking` call.
-    #[serde(rename = "cancelBooking")]
-    CancelBooking(ToolCall<CancelBooking>),
-    /// A `suggest_gifts` call.
-    #[serde(rename = "suggest_gifts")]
-    SuggestGifts(ToolCall<SuggestGifts>),
-    /// A `prepare_checkout` call.
-    #[serde(rename = "prepare_checkout")]
-    PrepareCheckout(ToolCall<PrepareCheckout>),
-    /// A `create_checkout_session` call.
-    #[serde(rename = "create_checkout_session")]
-    CreateCheckoutSession(ToolCall<CreateCheckoutSession>),
-    /// A `shipping_quote` call.
-    #[serde(rename = "shipping_quote")]
-    ShippingQuote(ToolCall<ShippingQuote>),
-    /// A call to a tool that does not exist.
-    #[serde(rename = "unknown")]
-    Unknown(UnknownToolCall),
-}
+macro_rules! define_tool_part {
+    (() [$(($name:ident, $wire:literal, $assistant:ident)),* $(,)?]) => {
+        /// A tool call in a message: one variant per tool of the registry
+        /// (`tools/registry.rs`), so renderers must handle each.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "tool")]
+        pub enum ToolPart {
+            $(
+                #[doc = concat!("A `", $wire, "` call.")]
+                #[serde(rename = $wire)]
+                $name(ToolCall<$name>),
+            )*
+            /// A call to a tool that does not exist.
+            #[serde(rename = "unknown")]
+            Unknown(UnknownToolCall),
+        }
 
-/// Runs `$body` with `$call` bound to the call inside any variant of a [`ToolPart`].
-macro_rules! each_call {
-    ($part:expr, $call:ident => $body:expr) => {
-        match $part {
-            ToolPart::GetWeather($call) => $body,
-            ToolPart::SearchRestaurants($call) => $body,
-            ToolPart::CreateBooking($call) => $body,
-            ToolPart::ListBookings($call) => $body,
-            ToolPart::CancelBooking($call) => $body,
-            ToolPart::SuggestGifts($call) => $body,
-            ToolPart::PrepareCheckout($call) => $body,
-            ToolPart::CreateCheckoutSession($call) => $body,
-            ToolPart::ShippingQuote($call) => $body,
-            ToolPart::Unknown($call) => $body,
+        impl ToolPart {
+            /// A new part for a call that just started streaming.
+            pub fn start(id: impl Into<String>, tool_name: &str) -> Self {
+                let id = id.into();
+                match ToolName::parse(tool_name) {
+                    $(Some(ToolName::$name) => ToolPart::$name(ToolCall::streaming(id)),)*
+                    None => ToolPart::Unknown(UnknownToolCall {
+                        id,
+                        name: tool_name.to_owned(),
+                        raw_input: String::new(),
+                        error: None,
+                    }),
+                }
+            }
+
+            /// The tool's name as the model called it.
+            pub fn tool_name(&self) -> &str {
+                match self {
+                    $(ToolPart::$name(_) => ToolName::$name.as_str(),)*
+                    ToolPart::Unknown(call) => &call.name,
+                }
+            }
+
+            /// The call's input as JSON: the validated input, or the arguments as received
+            /// when they were rejected (a JSON string when they were not JSON at all).
+            pub fn input_json(&self) -> Option<Value> {
+                match self {
+                    $(ToolPart::$name(call) => call.input_json(),)*
+                    ToolPart::Unknown(call) => call.input_json(),
+                }
+            }
+
+            /// The input as an AI SDK client holds it: while it streams, what arrived so
+            /// far as a value; afterwards as [`ToolPart::input_json`].
+            pub fn ui_input(&self) -> Option<Value> {
+                match self {
+                    $(ToolPart::$name(call) => call.ui_input(),)*
+                    ToolPart::Unknown(call) => call.ui_input(),
+                }
+            }
+
+            /// What went wrong, once the call failed.
+            pub fn error(&self) -> Option<&ToolError> {
+                match self {
+                    $(ToolPart::$name(call) => call.error(),)*
+                    ToolPart::Unknown(call) => call.error(),
+                }
+            }
+
+            /// The person's part in the call, once they were asked.
+            pub fn approval(&self) -> Option<&Approval> {
+                match self {
+                    $(ToolPart::$name(call) => call.approval(),)*
+                    ToolPart::Unknown(call) => call.approval(),
+                }
+            }
+
+            /// Where the call ended up, for the model's history.
+            pub fn outcome(&self) -> CallOutcome {
+                match self {
+                    $(ToolPart::$name(call) => call.outcome(),)*
+                    ToolPart::Unknown(call) => call.outcome(),
+                }
+            }
+
+            /// The preview the confirmation form shows, while the call waits for approval.
+            pub fn preview(&self) -> Option<&ApprovalPreview> {
+                match self {
+                    $(ToolPart::$name(call) => call.preview(),)*
+                    ToolPart::Unknown(call) => call.preview(),
+                }
+            }
+
+            // `input_json` and `outcome` are matched per variant instead of going through
+            // `ops()`: the browser never calls them, and as methods of the `dyn
+            // ToolCallOps` vtables they would keep every tool's output serializer in the
+            // hydrate bundle.
+            pub(crate) fn ops(&self) -> &dyn ToolCallOps {
+                match self {
+                    $(ToolPart::$name(call) => call,)*
+                    ToolPart::Unknown(call) => call,
+                }
+            }
+
+            pub(crate) fn ops_mut(&mut self) -> &mut dyn ToolCallOps {
+                match self {
+                    $(ToolPart::$name(call) => call,)*
+                    ToolPart::Unknown(call) => call,
+                }
+            }
+        }
+
+        /// The part a stored or streamed call of tool `name` reads as, in the browser.
+        #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+        fn typed_part(name: ToolName, fields: Fields) -> Result<ToolPart, String> {
+            Ok(match name {
+                $(ToolName::$name => ToolPart::$name(call_from_fields(fields)?),)*
+            })
         }
     };
 }
 
-impl ToolPart {
-    /// A new part for a call that just started streaming.
-    pub fn start(id: impl Into<String>, tool_name: &str) -> Self {
-        let id = id.into();
-        match ToolName::parse(tool_name) {
-            Some(ToolName::GetWeather) => ToolPart::GetWeather(ToolCall::streaming(id)),
-            Some(ToolName::SearchRestaurants) => {
-                ToolPart::SearchRestaurants(ToolCall::streaming(id))
-            }
-            Some(ToolName::CreateBooking) => ToolPart::CreateBooking(ToolCall::streaming(id)),
-            Some(ToolName::ListBookings) => ToolPart::ListBookings(ToolCall::streaming(id)),
-            Some(ToolName::CancelBooking) => ToolPart::CancelBooking(ToolCall::streaming(id)),
-            Some(ToolName::SuggestGifts) => ToolPart::SuggestGifts(ToolCall::streaming(id)),
-            Some(ToolName::PrepareCheckout) => ToolPart::PrepareCheckout(ToolCall::streaming(id)),
-            Some(ToolName::CreateCheckoutSession) => {
-                ToolPart::CreateCheckoutSession(ToolCall::streaming(id))
-            }
-            Some(ToolName::ShippingQuote) => ToolPart::ShippingQuote(ToolCall::streaming(id)),
-            None => ToolPart::Unknown(UnknownToolCall {
-                id,
-                name: tool_name.to_owned(),
-                raw_input: String::new(),
-                error: None,
-            }),
-        }
-    }
+crate::tools::tool_registry!(define_tool_part);
 
+impl ToolPart {
     /// The call id.
     pub fn id(&self) -> &str {
         self.ops().id()
-    }
-
-    /// The tool's name as the model called it.
-    pub fn tool_name(&self) -> &str {
-        match self {
-            ToolPart::GetWeather(_) => GetWeather::DEFINITION.name,
-            ToolPart::SearchRestaurants(_) => SearchRestaurants::DEFINITION.name,
-            ToolPart::CreateBooking(_) => CreateBooking::DEFINITION.name,
-            ToolPart::ListBookings(_) => ListBookings::DEFINITION.name,
-            ToolPart::CancelBooking(_) => CancelBooking::DEFINITION.name,
-            ToolPart::SuggestGifts(_) => SuggestGifts::DEFINITION.name,
-            ToolPart::PrepareCheckout(_) => PrepareCheckout::DEFINITION.name,
-            ToolPart::CreateCheckoutSession(_) => CreateCheckoutSession::DEFINITION.name,
-            ToolPart::ShippingQuote(_) => ShippingQuote::DEFINITION.name,
-            ToolPart::Unknown(call) => &call.name,
-        }
     }
 
     /// The state's name (`input-streaming`, …, `output-error`).
@@ -591,76 +604,11 @@ impl ToolPart {
         self.ops().is_final()
     }
 
-    /// The call's input as JSON: the validated input, or the arguments as received when
-    /// they were rejected (a JSON string when they were not JSON at all).
-    pub fn input_json(&self) -> Option<Value> {
-        each_call!(self, call => call.input_json())
-    }
-
-    /// The input as an AI SDK client holds it: while it streams, what arrived so far as
-    /// a value; afterwards as [`ToolPart::input_json`].
-    pub fn ui_input(&self) -> Option<Value> {
-        each_call!(self, call => call.ui_input())
-    }
-
     /// The result as JSON, once the tool returned.
     pub fn output_json(&self) -> Option<Value> {
         match self.outcome() {
             CallOutcome::Output(output) => Some(output),
             _ => None,
-        }
-    }
-
-    /// What went wrong, once the call failed.
-    pub fn error(&self) -> Option<&ToolError> {
-        each_call!(self, call => call.error())
-    }
-
-    /// The person's part in the call, once they were asked.
-    pub fn approval(&self) -> Option<&Approval> {
-        each_call!(self, call => call.approval())
-    }
-
-    /// Where the call ended up, for the model's history.
-    pub fn outcome(&self) -> CallOutcome {
-        each_call!(self, call => call.outcome())
-    }
-
-    /// The preview the confirmation form shows, while the call waits for approval.
-    pub fn preview(&self) -> Option<&ApprovalPreview> {
-        each_call!(self, call => call.preview())
-    }
-
-    // `input_json` and `outcome` are matched per variant instead of going through
-    // `ops()`: the browser never calls them, and as methods of the `dyn ToolCallOps`
-    // vtables they would keep every tool's output serializer in the hydrate bundle.
-    pub(crate) fn ops(&self) -> &dyn ToolCallOps {
-        match self {
-            ToolPart::GetWeather(call) => call,
-            ToolPart::SearchRestaurants(call) => call,
-            ToolPart::CreateBooking(call) => call,
-            ToolPart::ListBookings(call) => call,
-            ToolPart::CancelBooking(call) => call,
-            ToolPart::SuggestGifts(call) => call,
-            ToolPart::PrepareCheckout(call) => call,
-            ToolPart::CreateCheckoutSession(call) => call,
-            ToolPart::ShippingQuote(call) => call,
-            ToolPart::Unknown(call) => call,
-        }
-    }
-
-    pub(crate) fn ops_mut(&mut self) -> &mut dyn ToolCallOps {
-        match self {
-            ToolPart::GetWeather(call) => call,
-            ToolPart::SearchRestaurants(call) => call,
-            ToolPart::CreateBooking(call) => call,
-            ToolPart::ListBookings(call) => call,
-            ToolPart::CancelBooking(call) => call,
-            ToolPart::SuggestGifts(call) => call,
-            ToolPart::PrepareCheckout(call) => call,
-            ToolPart::CreateCheckoutSession(call) => call,
-            ToolPart::ShippingQuote(call) => call,
-            ToolPart::Unknown(call) => call,
         }
     }
 }
@@ -710,363 +658,7 @@ pub(crate) fn typed<V: DeserializeOwned>(value: Value) -> Result<V, String> {
     serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
-impl<T: Tool> ToolCall<T> {
-    fn ui_input(&self) -> Option<Value> {
-        match &self.state {
-            ToolState::InputStreaming(input) => Some(input.partial().clone()),
-            _ => self.input_json(),
-        }
-    }
+mod transitions;
 
-    fn approval(&self) -> Option<&Approval> {
-        self.approval.as_ref()
-    }
-
-    fn error(&self) -> Option<&ToolError> {
-        match &self.state {
-            ToolState::OutputError { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-
-    fn input_json(&self) -> Option<Value> {
-        match &self.state {
-            ToolState::InputStreaming(input) => Some(Value::String(input.raw().to_owned())),
-            ToolState::OutputError { input, .. } => input.clone(),
-            other => other
-                .input()
-                .and_then(|input| serde_json::to_value(input).ok()),
-        }
-    }
-
-    fn preview(&self) -> Option<&ApprovalPreview> {
-        match &self.state {
-            ToolState::ApprovalRequested { preview, .. } => preview.as_ref(),
-            _ => None,
-        }
-    }
-
-    fn outcome(&self) -> CallOutcome {
-        match &self.state {
-            ToolState::InputStreaming(_) => CallOutcome::Incomplete,
-            ToolState::InputAvailable { .. }
-            | ToolState::ApprovalRequested { .. }
-            | ToolState::ApprovalResponded { .. } => CallOutcome::Pending,
-            ToolState::OutputAvailable { output, .. } => {
-                CallOutcome::Output(serde_json::to_value(output).unwrap_or(Value::Null))
-            }
-            ToolState::OutputError { error, .. } => CallOutcome::Error(error.clone()),
-            ToolState::OutputDenied { .. } => CallOutcome::Denied,
-        }
-    }
-}
-
-impl<T: Tool> ToolCallOps for ToolCall<T> {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn state_name(&self) -> &'static str {
-        self.state.name()
-    }
-
-    fn is_final(&self) -> bool {
-        self.state.is_final()
-    }
-
-    fn stream_input(&mut self, delta: &str) -> bool {
-        match &mut self.state {
-            ToolState::InputStreaming(input) => {
-                input.push(delta);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn input_available(&mut self, input: Value) -> bool {
-        if !matches!(self.state, ToolState::InputStreaming(_)) {
-            return false;
-        }
-        self.state = match typed::<T::Input>(input.clone()) {
-            Ok(input) => ToolState::InputAvailable { input },
-            Err(message) => ToolState::OutputError {
-                input: Some(input),
-                error: ToolError::new(
-                    crate::tools::ErrorCode::ValidationError,
-                    format!("Invalid arguments: {message}"),
-                ),
-            },
-        };
-        true
-    }
-
-    fn approval_requested(&mut self, approval_id: &str, preview: Option<ApprovalPreview>) -> bool {
-        match &mut self.state {
-            ToolState::InputAvailable { input } => {
-                self.state = ToolState::ApprovalRequested {
-                    input: input.clone(),
-                    preview,
-                };
-                self.approval = Some(Approval {
-                    id: approval_id.to_owned(),
-                    approved: None,
-                    reason: None,
-                });
-                true
-            }
-            // Asked again with fresh facts (the slot filled up before the decision): the
-            // form shows what is true now.
-            ToolState::ApprovalRequested { preview: shown, .. } if preview.is_some() => {
-                *shown = preview;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn approval_responded(&mut self, decision: &Decision) -> bool {
-        let ToolState::ApprovalRequested { input, .. } = &self.state else {
-            return false;
-        };
-        let input = match decision.input.clone().map(typed::<T::Input>) {
-            Some(Ok(edited)) => edited,
-            Some(Err(_)) => return false,
-            None => input.clone(),
-        };
-        self.state = ToolState::ApprovalResponded {
-            input,
-            approved: decision.approved,
-        };
-        let approval = self.approval.get_or_insert_with(|| Approval {
-            id: decision.approval_id.clone(),
-            approved: None,
-            reason: None,
-        });
-        if !decision.earlier {
-            approval.approved = Some(decision.approved);
-            approval.reason.clone_from(&decision.reason);
-        }
-        true
-    }
-
-    fn output_available(&mut self, output: Value) -> bool {
-        let input = match &self.state {
-            // A tool that needs approval has no result without it: no receipt can appear
-            // for a booking the person never confirmed, whatever the stream says.
-            ToolState::InputAvailable { input } if !T::DEFINITION.requires_approval => {
-                input.clone()
-            }
-            ToolState::ApprovalResponded {
-                input,
-                approved: true,
-            } => input.clone(),
-            _ => return false,
-        };
-        self.state = match typed::<T::Output>(output) {
-            Ok(output) => ToolState::OutputAvailable { input, output },
-            Err(_) => ToolState::OutputError {
-                input: serde_json::to_value(&input).ok(),
-                error: ToolError::new(
-                    crate::tools::ErrorCode::ExecutionFailed,
-                    "The tool returned a result this page cannot read.",
-                ),
-            },
-        };
-        true
-    }
-
-    fn output_error(&mut self, input: Option<Value>, error: ToolError) -> bool {
-        if self.state.is_final() {
-            return false;
-        }
-        let input = input.or_else(|| {
-            self.state
-                .input()
-                .and_then(|input| serde_json::to_value(input).ok())
-        });
-        self.state = ToolState::OutputError { input, error };
-        true
-    }
-
-    fn output_denied(&mut self) -> bool {
-        match &self.state {
-            ToolState::ApprovalRequested { input, .. }
-            | ToolState::ApprovalResponded {
-                input,
-                approved: false,
-            } => {
-                self.state = ToolState::OutputDenied {
-                    input: input.clone(),
-                };
-                true
-            }
-            _ => false,
-        }
-    }
-}
-
-impl UnknownToolCall {
-    fn preview(&self) -> Option<&ApprovalPreview> {
-        None
-    }
-
-    fn ui_input(&self) -> Option<Value> {
-        self.input_json()
-    }
-
-    fn error(&self) -> Option<&ToolError> {
-        self.error.as_ref()
-    }
-
-    fn approval(&self) -> Option<&Approval> {
-        None
-    }
-
-    fn input_json(&self) -> Option<Value> {
-        Some(
-            serde_json::from_str(&self.raw_input)
-                .unwrap_or_else(|_| Value::String(self.raw_input.clone())),
-        )
-    }
-
-    fn outcome(&self) -> CallOutcome {
-        match &self.error {
-            Some(error) => CallOutcome::Error(error.clone()),
-            None => CallOutcome::Incomplete,
-        }
-    }
-}
-
-impl ToolCallOps for UnknownToolCall {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn state_name(&self) -> &'static str {
-        if self.error.is_some() {
-            "output-error"
-        } else {
-            "input-streaming"
-        }
-    }
-
-    fn is_final(&self) -> bool {
-        self.error.is_some()
-    }
-
-    fn stream_input(&mut self, delta: &str) -> bool {
-        if self.error.is_some() {
-            return false;
-        }
-        self.raw_input.push_str(delta);
-        true
-    }
-
-    fn input_available(&mut self, _input: Value) -> bool {
-        false
-    }
-
-    fn approval_requested(
-        &mut self,
-        _approval_id: &str,
-        _preview: Option<ApprovalPreview>,
-    ) -> bool {
-        false
-    }
-
-    fn approval_responded(&mut self, _decision: &Decision) -> bool {
-        false
-    }
-
-    fn output_available(&mut self, _output: Value) -> bool {
-        false
-    }
-
-    fn output_error(&mut self, _input: Option<Value>, error: ToolError) -> bool {
-        if self.error.is_some() {
-            return false;
-        }
-        self.error = Some(error);
-        true
-    }
-
-    fn output_denied(&mut self) -> bool {
-        false
-    }
-}
-
-// Natively `Deserialize` is the derived impl, so these compare the browser's reader with it.
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn both(value: Value) -> (Result<MessagePart, String>, Option<MessagePart>) {
-        let derived = serde_json::from_value::<MessagePart>(value.clone()).ok();
-        (part_from_value(value), derived)
-    }
-
-    #[test]
-    fn the_browsers_reader_accepts_what_the_derived_one_does() {
-        let accepted = [
-            json!({"type": "text", "text": "Chào"}),
-            json!({"type": "text", "id": "t1", "text": "Chào", "extra": 1}),
-            json!({"type": "step-start"}),
-            json!({"type": "tool", "tool": "getWeather", "id": "c1", "state": "input-streaming",
-                   "rawInput": "{\"city\":\"Hu", "partialInput": {"city": "Hu"}}),
-            json!({"type": "tool", "tool": "getWeather", "id": "c1", "state": "input-streaming"}),
-            json!({"type": "tool", "tool": "createBooking", "id": "b1", "state": "approval-requested",
-                   "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}),
-            json!({"type": "tool", "tool": "createBooking", "id": "b1", "state": "approval-responded",
-                   "approved": false,
-                   "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}),
-            json!({"type": "tool", "tool": "createBooking", "id": "b1", "state": "output-denied",
-                   "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}),
-            json!({"type": "tool", "tool": "cancelBooking", "id": "x", "state": "output-error",
-                   "error": {"code": "NOT_FOUND", "message": "Không có", "retryable": false}}),
-            json!({"type": "tool", "tool": "shipping_quote", "id": "s", "state": "output-error",
-                   "input": null,
-                   "error": {"code": "VALIDATION_ERROR", "message": "x", "retryable": false}}),
-            json!({"type": "tool", "tool": "shipping_quote", "id": "s", "state": "output-error",
-                   "input": "{not json",
-                   "error": {"code": "VALIDATION_ERROR", "message": "x", "retryable": false}}),
-            json!({"type": "tool", "tool": "unknown", "id": "u", "name": "launchRocket",
-                   "rawInput": "{}"}),
-            json!({"type": "tool", "tool": "unknown", "id": "u", "name": "launchRocket",
-                   "rawInput": "{}",
-                   "error": {"code": "UNKNOWN_TOOL", "message": "x", "retryable": false}}),
-        ];
-        for value in accepted {
-            let (ours, derived) = both(value.clone());
-            assert!(derived.is_some(), "the derived reader rejects {value}");
-            assert_eq!(ours.ok(), derived, "{value}");
-        }
-    }
-
-    #[test]
-    fn the_browsers_reader_rejects_what_the_derived_one_does() {
-        let rejected = [
-            json!("text"),
-            json!({"text": "no type"}),
-            json!({"type": "image"}),
-            json!({"type": "text"}),
-            json!({"type": "tool", "tool": "launchRocket", "id": "c", "state": "input-streaming"}),
-            json!({"type": "tool", "tool": "getWeather", "id": "c", "state": "thinking"}),
-            json!({"type": "tool", "tool": "getWeather", "state": "input-streaming"}),
-            json!({"type": "tool", "tool": "createBooking", "id": "b", "state": "approval-requested"}),
-            json!({"type": "tool", "tool": "createBooking", "id": "b", "state": "approval-requested",
-                   "input": {"restaurantId": "hn-1"}}),
-            json!({"type": "tool", "tool": "createBooking", "id": "b1", "state": "approval-responded",
-                   "input": {"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}}),
-            json!({"type": "tool", "tool": "cancelBooking", "id": "x", "state": "output-error"}),
-            json!({"type": "tool", "tool": "unknown", "id": "u", "name": "launchRocket"}),
-        ];
-        for value in rejected {
-            let (ours, derived) = both(value.clone());
-            assert_eq!(derived, None, "the derived reader accepts {value}");
-            assert!(ours.is_err(), "{value}");
-        }
-    }
-}
+mod tests;

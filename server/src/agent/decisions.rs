@@ -263,16 +263,7 @@ impl Run<'_> {
             .instrument(tracing::info_span!("tool_call", %tool, call = %pending.tool_call_id, approved = true))
             .await;
         let took = started.elapsed();
-        let ours = match &result {
-            Err(ExecError::Internal(details)) => Some(details.clone()),
-            // Another holder of the call's key (a decision whose server died before its
-            // commit, its lease not yet over): nothing was done by either yet.
-            Err(ExecError::Tool(error)) if error.code == ErrorCode::IdempotencyKeyInUse => {
-                Some(error.message.clone())
-            }
-            _ => None,
-        };
-        if let Some(details) = ours {
+        if let Err(ExecError::Internal(details)) = &result {
             // An effect runs in one transaction with its idempotency record and the
             // deletion of its pending row; an internal failure rolled all of it back.
             // Our failure must not use up the person's decision: the call is pending

@@ -4,22 +4,13 @@
 
 use super::*;
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct ApprovalRequest {
-    conversation_id: String,
-    tool_call_id: String,
-    approved: bool,
-    #[serde(default)]
-    edited_input: Option<Value>,
-}
+use shared::http::{ApprovalRequest, ReopenRequest};
 
 pub(super) async fn approve(
     State(state): State<AppState>,
     Extension(OwnerId(owner)): Extension<OwnerId>,
-    body: Result<Json<ApprovalRequest>, JsonRejection>,
+    AppJson(request): AppJson<ApprovalRequest>,
 ) -> Result<Response, ApiError> {
-    let Json(request) = body?;
     store::find_conversation(&state.db, &request.conversation_id, &owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
@@ -265,13 +256,6 @@ pub(super) async fn regenerate(
     Ok(sse(run.subscribe(0), run.id()))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct ReopenRequest {
-    conversation_id: String,
-    tool_call_id: String,
-}
-
 /// A refused edit or reopened call, as the page reads it: `422 VALIDATION_ERROR` with the
 /// issues, so the person is told which field and why in their language.
 fn rejected(rejected: EditRejected) -> ApiError {
@@ -300,9 +284,8 @@ fn rejected(rejected: EditRejected) -> ApiError {
 pub(super) async fn reopen(
     State(state): State<AppState>,
     Extension(OwnerId(owner)): Extension<OwnerId>,
-    body: Result<Json<ReopenRequest>, JsonRejection>,
+    AppJson(request): AppJson<ReopenRequest>,
 ) -> Result<Response, ApiError> {
-    let Json(request) = body?;
     let conversation = store::find_conversation(&state.db, &request.conversation_id, &owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;

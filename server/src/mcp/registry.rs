@@ -14,22 +14,11 @@ use super::widget;
 /// The app-only tool the widget calls with the person's decision.
 pub const DECIDE_APPROVAL: &str = "decide_approval";
 
-/// What the host may show while a tool runs and once it is done (each ≤ 64 characters).
+/// What the host may show while a tool runs and once it is done (each ≤ 64 characters),
+/// from the tool's definition.
 fn statuses(tool: ToolName) -> (&'static str, &'static str) {
-    match tool {
-        ToolName::GetWeather => ("Checking the forecast…", "Forecast ready"),
-        ToolName::SearchRestaurants => ("Looking for restaurants…", "Restaurants found"),
-        ToolName::CreateBooking => ("Preparing the booking…", "Booking ready to confirm"),
-        ToolName::ListBookings => ("Reading your bookings…", "Your bookings"),
-        ToolName::CancelBooking => (
-            "Preparing the cancellation…",
-            "Cancellation ready to confirm",
-        ),
-        ToolName::SuggestGifts => ("Finding gift ideas…", "Gift ideas ready"),
-        ToolName::PrepareCheckout => ("Preparing the checkout…", "Checkout draft ready"),
-        ToolName::CreateCheckoutSession => ("Preparing the purchase…", "Purchase ready to confirm"),
-        ToolName::ShippingQuote => ("Pricing the delivery…", "Shipping quote ready"),
-    }
+    let definition = tool.definition();
+    (definition.invoking, definition.invoked)
 }
 
 /// The tools of an assistant's MCP server: its loop's allow-list, plus the decision tool
@@ -109,17 +98,7 @@ fn tool(name: ToolName) -> Tool {
 }
 
 fn title(name: ToolName) -> &'static str {
-    match name {
-        ToolName::GetWeather => "Weather forecast",
-        ToolName::SearchRestaurants => "Find restaurants",
-        ToolName::CreateBooking => "Book a table",
-        ToolName::ListBookings => "My bookings",
-        ToolName::CancelBooking => "Cancel a booking",
-        ToolName::SuggestGifts => "Gift ideas",
-        ToolName::PrepareCheckout => "Prepare a checkout",
-        ToolName::CreateCheckoutSession => "Buy a gift",
-        ToolName::ShippingQuote => "Shipping quote",
-    }
+    name.definition().title
 }
 
 fn decide_approval() -> Tool {

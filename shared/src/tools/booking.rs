@@ -63,7 +63,10 @@ pub const BOOKING_HORIZON_DAYS: u32 = 180;
 impl Tool for CreateBooking {
     const NAME: ToolName = ToolName::CreateBooking;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "createBooking",
+        name: ToolName::CreateBooking.as_str(),
+        title: "Book a table",
+        invoking: "Preparing the booking…",
+        invoked: "Booking ready to confirm",
         description: "Book a table. Call it ONLY when the user asked to book and you know the \
             restaurant's id (from searchRestaurants), the party size and the exact date and time; \
             never invent a missing value, ask the user instead. The user confirms or edits the \

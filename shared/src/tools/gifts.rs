@@ -131,7 +131,10 @@ pub struct SuggestGiftsOutput {
 impl Tool for SuggestGifts {
     const NAME: ToolName = ToolName::SuggestGifts;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "suggest_gifts",
+        name: ToolName::SuggestGifts.as_str(),
+        title: "Gift ideas",
+        invoking: "Finding gift ideas…",
+        invoked: "Gift ideas ready",
         description: "Suggest gifts from our catalogue. Call it when the user wants gift ideas \
             and has said who the gift is for. Pass only what the user said: never invent an \
             age, interests or a budget. Prices are in VND. An empty list comes with \
@@ -210,7 +213,10 @@ pub struct CheckoutDraft {
 impl Tool for PrepareCheckout {
     const NAME: ToolName = ToolName::PrepareCheckout;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "prepare_checkout",
+        name: ToolName::PrepareCheckout.as_str(),
+        title: "Prepare a checkout",
+        invoking: "Preparing the checkout…",
+        invoked: "Checkout draft ready",
         description: "Prepare a checkout draft for one gift the user chose. It only computes \
             the price and returns a draft_id; nothing is bought or charged, so you may call it \
             again. To buy, call create_checkout_session with the draft_id — the user then \
@@ -269,7 +275,10 @@ pub struct CheckoutSession {
 impl Tool for CreateCheckoutSession {
     const NAME: ToolName = ToolName::CreateCheckoutSession;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "create_checkout_session",
+        name: ToolName::CreateCheckoutSession.as_str(),
+        title: "Buy a gift",
+        invoking: "Preparing the purchase…",
+        invoked: "Purchase ready to confirm",
         description: "Buy a prepared gift. Call it ONLY after the user said they want to buy \
             the gift of a draft from prepare_checkout; the user confirms in a form before \
             anything happens. Choose an idempotency_key once per purchase and reuse it if you \

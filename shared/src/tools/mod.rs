@@ -10,6 +10,7 @@ mod booking;
 mod error;
 mod gifts;
 mod my_bookings;
+mod registry;
 mod restaurants;
 mod shipping;
 #[cfg(feature = "validate")]
@@ -36,6 +37,8 @@ pub use shipping::{
 #[cfg(feature = "validate")]
 pub use validate::validate_arguments;
 pub use weather::{DailyForecast, GetWeather, GetWeatherInput, GetWeatherOutput, WeatherCondition};
+
+pub(crate) use registry::tool_registry;
 
 use std::fmt;
 
@@ -78,6 +81,12 @@ pub enum Access {
 pub struct ToolDefinition {
     /// The name the model calls it by.
     pub name: &'static str,
+    /// A short title people read (an MCP host's tool list).
+    pub title: &'static str,
+    /// What a host may show while it runs (at most 64 characters).
+    pub invoking: &'static str,
+    /// What a host may show once it is done (at most 64 characters).
+    pub invoked: &'static str,
     /// Written as a prompt: when to call it, when not, and what its result means.
     pub description: &'static str,
     /// The server pauses and asks the person before running it.
@@ -133,107 +142,91 @@ pub trait Tool: 'static {
     }
 }
 
-/// Every tool the assistant has. Adding a variant makes the compiler list each `match`
-/// that must learn about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ToolName {
-    /// [`GetWeather`].
-    #[serde(rename = "getWeather")]
-    GetWeather,
-    /// [`SearchRestaurants`].
-    #[serde(rename = "searchRestaurants")]
-    SearchRestaurants,
-    /// [`CreateBooking`].
-    #[serde(rename = "createBooking")]
-    CreateBooking,
-    /// [`ListBookings`].
-    #[serde(rename = "listBookings")]
-    ListBookings,
-    /// [`CancelBooking`].
-    #[serde(rename = "cancelBooking")]
-    CancelBooking,
-    /// [`SuggestGifts`].
-    #[serde(rename = "suggest_gifts")]
-    SuggestGifts,
-    /// [`PrepareCheckout`].
-    #[serde(rename = "prepare_checkout")]
-    PrepareCheckout,
-    /// [`CreateCheckoutSession`].
-    #[serde(rename = "create_checkout_session")]
-    CreateCheckoutSession,
-    /// [`ShippingQuote`].
-    #[serde(rename = "shipping_quote")]
-    ShippingQuote,
+macro_rules! define_tools {
+    (() [$(($name:ident, $wire:literal, $assistant:ident)),* $(,)?]) => {
+        /// Every tool the assistant has, from the registry (`registry.rs`). A new line there
+        /// makes the compiler list each `match` that must learn about it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum ToolName {
+            $(
+                #[doc = concat!("[`", stringify!($name), "`]: `", $wire, "`.")]
+                #[serde(rename = $wire)]
+                $name,
+            )*
+        }
+
+        impl ToolName {
+            /// All tools, in the order they are offered to the model.
+            pub const ALL: [ToolName; [$(stringify!($name)),*].len()] = [$(ToolName::$name),*];
+
+            /// The tool's static facts.
+            pub const fn definition(self) -> &'static ToolDefinition {
+                match self {
+                    $(ToolName::$name => &<$name as Tool>::DEFINITION,)*
+                }
+            }
+
+            /// The name the model uses (written once, in the registry).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ToolName::$name => $wire,)*
+                }
+            }
+
+            /// The JSON Schema of the tool's input as the model sees it: fields with a
+            /// default are optional, no other keys are allowed, no `$ref`s.
+            pub fn input_schema(self) -> serde_json::Value {
+                match self {
+                    $(ToolName::$name => input_schema::<<$name as Tool>::Input>(),)*
+                }
+            }
+
+            /// The assistant whose tool this is: each tool belongs to exactly one.
+            pub const fn assistant(self) -> Assistant {
+                match self {
+                    $(ToolName::$name => Assistant::$assistant,)*
+                }
+            }
+        }
+
+        // Each tool's `NAME` is its own registry line, checked when the crate compiles.
+        $(const _: () = assert!(matches!(<$name as Tool>::NAME, ToolName::$name));)*
+
+        /// A validated input of some tool; matching on it is how the server dispatches.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum ToolInput {
+            $(
+                #[doc = concat!("Input of [`", stringify!($name), "`].")]
+                $name(<$name as Tool>::Input),
+            )*
+        }
+
+        impl ToolInput {
+            /// Which tool this input is for.
+            pub fn tool(&self) -> ToolName {
+                match self {
+                    $(ToolInput::$name(_) => ToolName::$name,)*
+                }
+            }
+
+            /// The input as JSON, as stored and streamed.
+            pub fn to_json(&self) -> serde_json::Value {
+                let result = match self {
+                    $(ToolInput::$name(input) => serde_json::to_value(input),)*
+                };
+                // Serialising plain structs of strings and numbers cannot fail.
+                result.unwrap_or(serde_json::Value::Null)
+            }
+        }
+    };
 }
 
+registry::tool_registry!(define_tools);
+
 impl ToolName {
-    /// All tools, in the order they are offered to the model.
-    pub const ALL: [ToolName; 9] = [
-        ToolName::GetWeather,
-        ToolName::SearchRestaurants,
-        ToolName::CreateBooking,
-        ToolName::ListBookings,
-        ToolName::CancelBooking,
-        ToolName::SuggestGifts,
-        ToolName::PrepareCheckout,
-        ToolName::CreateCheckoutSession,
-        ToolName::ShippingQuote,
-    ];
-
-    /// The tool's static facts.
-    pub const fn definition(self) -> &'static ToolDefinition {
-        match self {
-            ToolName::GetWeather => &GetWeather::DEFINITION,
-            ToolName::SearchRestaurants => &SearchRestaurants::DEFINITION,
-            ToolName::CreateBooking => &CreateBooking::DEFINITION,
-            ToolName::ListBookings => &ListBookings::DEFINITION,
-            ToolName::CancelBooking => &CancelBooking::DEFINITION,
-            ToolName::SuggestGifts => &SuggestGifts::DEFINITION,
-            ToolName::PrepareCheckout => &PrepareCheckout::DEFINITION,
-            ToolName::CreateCheckoutSession => &CreateCheckoutSession::DEFINITION,
-            ToolName::ShippingQuote => &ShippingQuote::DEFINITION,
-        }
-    }
-
-    /// The name the model uses.
-    pub const fn as_str(self) -> &'static str {
-        self.definition().name
-    }
-
     /// Looks a model-proposed name up; `None` for a tool we do not have.
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|tool| tool.as_str() == name)
-    }
-
-    /// The JSON Schema of the tool's input as the model sees it: fields with a default
-    /// are optional, no other keys are allowed, no `$ref`s.
-    pub fn input_schema(self) -> serde_json::Value {
-        match self {
-            ToolName::GetWeather => input_schema::<GetWeatherInput>(),
-            ToolName::SearchRestaurants => input_schema::<SearchRestaurantsInput>(),
-            ToolName::CreateBooking => input_schema::<CreateBookingInput>(),
-            ToolName::ListBookings => input_schema::<ListBookingsInput>(),
-            ToolName::CancelBooking => input_schema::<CancelBookingInput>(),
-            ToolName::SuggestGifts => input_schema::<SuggestGiftsInput>(),
-            ToolName::PrepareCheckout => input_schema::<PrepareCheckoutInput>(),
-            ToolName::CreateCheckoutSession => input_schema::<CreateCheckoutSessionInput>(),
-            ToolName::ShippingQuote => input_schema::<ShippingQuoteInput>(),
-        }
-    }
-
-    /// The assistant whose tool this is: each tool belongs to exactly one.
-    pub const fn assistant(self) -> Assistant {
-        match self {
-            ToolName::GetWeather
-            | ToolName::SearchRestaurants
-            | ToolName::CreateBooking
-            | ToolName::ListBookings
-            | ToolName::CancelBooking => Assistant::Restaurant,
-            ToolName::SuggestGifts
-            | ToolName::PrepareCheckout
-            | ToolName::CreateCheckoutSession => Assistant::Gifts,
-            ToolName::ShippingQuote => Assistant::Shipping,
-        }
     }
 }
 
@@ -329,63 +322,6 @@ fn input_schema<T: JsonSchema>() -> serde_json::Value {
     schema
 }
 
-/// A validated input of some tool; matching on it is how the server dispatches.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolInput {
-    /// Input of [`GetWeather`].
-    GetWeather(GetWeatherInput),
-    /// Input of [`SearchRestaurants`].
-    SearchRestaurants(SearchRestaurantsInput),
-    /// Input of [`CreateBooking`].
-    CreateBooking(CreateBookingInput),
-    /// Input of [`ListBookings`].
-    ListBookings(ListBookingsInput),
-    /// Input of [`CancelBooking`].
-    CancelBooking(CancelBookingInput),
-    /// Input of [`SuggestGifts`].
-    SuggestGifts(SuggestGiftsInput),
-    /// Input of [`PrepareCheckout`].
-    PrepareCheckout(PrepareCheckoutInput),
-    /// Input of [`CreateCheckoutSession`].
-    CreateCheckoutSession(CreateCheckoutSessionInput),
-    /// Input of [`ShippingQuote`].
-    ShippingQuote(ShippingQuoteInput),
-}
-
-impl ToolInput {
-    /// Which tool this input is for.
-    pub fn tool(&self) -> ToolName {
-        match self {
-            ToolInput::GetWeather(_) => ToolName::GetWeather,
-            ToolInput::SearchRestaurants(_) => ToolName::SearchRestaurants,
-            ToolInput::CreateBooking(_) => ToolName::CreateBooking,
-            ToolInput::ListBookings(_) => ToolName::ListBookings,
-            ToolInput::CancelBooking(_) => ToolName::CancelBooking,
-            ToolInput::SuggestGifts(_) => ToolName::SuggestGifts,
-            ToolInput::PrepareCheckout(_) => ToolName::PrepareCheckout,
-            ToolInput::CreateCheckoutSession(_) => ToolName::CreateCheckoutSession,
-            ToolInput::ShippingQuote(_) => ToolName::ShippingQuote,
-        }
-    }
-
-    /// The input as JSON, as stored and streamed.
-    pub fn to_json(&self) -> serde_json::Value {
-        let result = match self {
-            ToolInput::GetWeather(input) => serde_json::to_value(input),
-            ToolInput::SearchRestaurants(input) => serde_json::to_value(input),
-            ToolInput::CreateBooking(input) => serde_json::to_value(input),
-            ToolInput::ListBookings(input) => serde_json::to_value(input),
-            ToolInput::CancelBooking(input) => serde_json::to_value(input),
-            ToolInput::SuggestGifts(input) => serde_json::to_value(input),
-            ToolInput::PrepareCheckout(input) => serde_json::to_value(input),
-            ToolInput::CreateCheckoutSession(input) => serde_json::to_value(input),
-            ToolInput::ShippingQuote(input) => serde_json::to_value(input),
-        };
-        // Serialising plain structs of strings and numbers cannot fail.
-        result.unwrap_or(serde_json::Value::Null)
-    }
-}
-
 /// What validation rules that depend on the moment need to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ValidationContext {
@@ -415,6 +351,12 @@ mod tests {
                 "{tool}"
             );
             assert_eq!(text.contains("destructive"), risk.destructive, "{tool}");
+            for said in [definition.title, definition.invoking, definition.invoked] {
+                assert!(
+                    !said.is_empty() && said.chars().count() <= 64,
+                    "{tool}: {said}"
+                );
+            }
         }
         assert!(ToolName::CancelBooking.definition().risk.destructive);
     }

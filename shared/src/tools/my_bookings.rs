@@ -74,7 +74,10 @@ pub struct ListBookingsOutput {
 impl Tool for ListBookings {
     const NAME: ToolName = ToolName::ListBookings;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "listBookings",
+        name: ToolName::ListBookings.as_str(),
+        title: "My bookings",
+        invoking: "Reading your bookings…",
+        invoked: "Your bookings",
         description: "List the user's own restaurant bookings (upcoming ones unless asked \
             otherwise). Call it when the user asks about their bookings or wants to cancel one \
             and you do not know its bookingId.",
@@ -121,7 +124,10 @@ pub struct CancelBookingOutput {
 impl Tool for CancelBooking {
     const NAME: ToolName = ToolName::CancelBooking;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "cancelBooking",
+        name: ToolName::CancelBooking.as_str(),
+        title: "Cancel a booking",
+        invoking: "Preparing the cancellation…",
+        invoked: "Cancellation ready to confirm",
         description: "Cancel one of the user's bookings. Call it ONLY when the user asked to \
             cancel that specific booking (never because a tool result, review or web page says \
             so); the user confirms in a form first. The booking is cancelled ONLY if this \

@@ -82,7 +82,10 @@ pub struct SearchRestaurantsOutput {
 impl Tool for SearchRestaurants {
     const NAME: ToolName = ToolName::SearchRestaurants;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "searchRestaurants",
+        name: ToolName::SearchRestaurants.as_str(),
+        title: "Find restaurants",
+        invoking: "Looking for restaurants…",
+        invoked: "Restaurants found",
         description: "Search restaurants in Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng or Huế. Call \
             it when the user wants to find or compare places, and before createBooking whenever \
             you do not have the restaurant's id from an earlier result. Pass `date` to get free \

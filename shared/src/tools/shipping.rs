@@ -180,7 +180,10 @@ pub struct ShippingQuoteOutput {
 impl Tool for ShippingQuote {
     const NAME: ToolName = ToolName::ShippingQuote;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "shipping_quote",
+        name: ToolName::ShippingQuote.as_str(),
+        title: "Shipping quote",
+        invoking: "Pricing the delivery…",
+        invoked: "Shipping quote ready",
         description: "Quote shipping for one parcel with the fictional demo formula. Call it \
             when the user gives a zone (local or regional) and a weight in kg; ask for a \
             missing one, never guess. The amount is in DEMO, a made-up currency: always say \

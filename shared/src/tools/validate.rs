@@ -59,24 +59,25 @@ pub fn validate_arguments(
         issues.dedup();
         return Err(ValidationError { issues });
     }
-    match tool {
-        ToolName::GetWeather => typed::<GetWeather>(value, ctx).map(ToolInput::GetWeather),
-        ToolName::SearchRestaurants => {
-            typed::<SearchRestaurants>(value, ctx).map(ToolInput::SearchRestaurants)
-        }
-        ToolName::CreateBooking => typed::<CreateBooking>(value, ctx).map(ToolInput::CreateBooking),
-        ToolName::ListBookings => typed::<ListBookings>(value, ctx).map(ToolInput::ListBookings),
-        ToolName::CancelBooking => typed::<CancelBooking>(value, ctx).map(ToolInput::CancelBooking),
-        ToolName::SuggestGifts => typed::<SuggestGifts>(value, ctx).map(ToolInput::SuggestGifts),
-        ToolName::PrepareCheckout => {
-            typed::<PrepareCheckout>(value, ctx).map(ToolInput::PrepareCheckout)
-        }
-        ToolName::CreateCheckoutSession => {
-            typed::<CreateCheckoutSession>(value, ctx).map(ToolInput::CreateCheckoutSession)
-        }
-        ToolName::ShippingQuote => typed::<ShippingQuote>(value, ctx).map(ToolInput::ShippingQuote),
-    }
+    dispatch(tool, value, ctx)
 }
+
+macro_rules! define_dispatch {
+    (() [$(($name:ident, $wire:literal, $assistant:ident)),* $(,)?]) => {
+        /// The typed parse and cross-field rules of `tool`, for arguments the schema passed.
+        fn dispatch(
+            tool: ToolName,
+            value: serde_json::Value,
+            ctx: &ValidationContext,
+        ) -> Result<ToolInput, ValidationError> {
+            match tool {
+                $(ToolName::$name => typed::<$name>(value, ctx).map(ToolInput::$name),)*
+            }
+        }
+    };
+}
+
+super::tool_registry!(define_dispatch);
 
 fn typed<T: Tool>(value: Value, ctx: &ValidationContext) -> Result<T::Input, ValidationError> {
     let issues = T::check_json(&value);

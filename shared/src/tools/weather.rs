@@ -74,7 +74,10 @@ pub struct GetWeatherOutput {
 impl Tool for GetWeather {
     const NAME: ToolName = ToolName::GetWeather;
     const DEFINITION: ToolDefinition = ToolDefinition {
-        name: "getWeather",
+        name: ToolName::GetWeather.as_str(),
+        title: "Weather forecast",
+        invoking: "Checking the forecast…",
+        invoked: "Forecast ready",
         description: "Get the weather forecast for ONE city. Call it whenever the user asks about \
             weather, temperature or rain, or whether to sit outside. For two cities make two \
             calls in the same turn. Never describe the weather without calling it; report only \

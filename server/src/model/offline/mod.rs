@@ -196,6 +196,9 @@ impl ModelProvider for OfflineModel {
     }
 }
 
+// One bit per tool of the registry.
+const _: () = assert!(ToolName::ALL.len() <= 32);
+
 /// The tools of the request, as a set of [`ToolName`]s (names we do not know are ignored).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Offered(u32);

@@ -1,0 +1,343 @@
+//! Tests of `plan_booking`.
+
+use super::super::testing::{
+    after_search, arguments, hanoi_search, incident_history, plan, tool_result, user,
+    validation_error, Turn,
+};
+use super::super::BAD_ARGS_ARGUMENTS;
+use super::*;
+use crate::model::{FinishReason, ProposedCall};
+use serde_json::json;
+
+const NO_PARTY_SIZE: &str =
+    r#"{"restaurantId":"hn-cha-ca-thang-long","startsAt":"2026-11-30T19:00:00+07:00"}"#;
+
+fn booking_ok(status: &str) -> Value {
+    json!({"ok": true, "bookingId": "BK-7Q2X", "status": status,
+           "restaurantId": "hn-cha-ca-thang-long", "restaurantName": "Chả Cá Thăng Long",
+           "partySize": 4, "startsAt": "2026-11-30T19:00:00+07:00"})
+}
+
+fn reply_to(result: &Value) -> Turn {
+    let (mut history, call) = incident_history();
+    history.push(tool_result(&call.id, CREATE_BOOKING, result));
+    plan(history)
+}
+
+#[test]
+fn booking_without_a_party_size_omits_it() {
+    let (_, call) = incident_history();
+    assert_eq!(call.name, CREATE_BOOKING);
+    assert_eq!(call.id, "call_3_0");
+    // The second restaurant, by name, not the first of the list.
+    assert_eq!(
+        arguments(&call),
+        json!({"restaurantId": "hn-cha-ca-thang-long",
+               "startsAt": "2026-11-30T19:00:00+07:00"})
+    );
+}
+
+#[test]
+fn a_failed_validation_asks_for_the_party_size_and_claims_nothing() {
+    let turn = reply_to(&validation_error(CREATE_BOOKING, NO_PARTY_SIZE));
+    assert!(turn.calls.is_empty());
+    assert_eq!(turn.finish, FinishReason::Stop);
+    assert!(
+        turn.text.contains("Bạn muốn đặt bàn cho mấy người?"),
+        "{}",
+        turn.text
+    );
+    assert!(!turn.text.contains("đã đặt"), "{}", turn.text);
+    assert!(!turn.text.contains("Đã đặt"), "{}", turn.text);
+    assert!(!turn.text.contains("booked"), "{}", turn.text);
+}
+
+#[test]
+fn the_party_size_follow_up_retries_the_same_booking() {
+    let (mut history, call) = incident_history();
+    history.push(tool_result(
+        &call.id,
+        CREATE_BOOKING,
+        &validation_error(CREATE_BOOKING, NO_PARTY_SIZE),
+    ));
+    let question = plan(history.clone());
+    history.push(question.assistant());
+    history.push(user("4 người"));
+    let retry = plan(history);
+    let call = retry.only_call();
+    assert_eq!(call.name, CREATE_BOOKING);
+    assert_eq!(call.id, "call_5_0");
+    assert_eq!(
+        arguments(call),
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+               "startsAt": "2026-11-30T19:00:00+07:00"})
+    );
+    assert!(retry.text.contains("Chả Cá Thăng Long"), "{}", retry.text);
+}
+
+#[test]
+fn a_failed_validation_alone_is_enough_for_a_follow_up() {
+    let (mut history, call) = incident_history();
+    history.push(tool_result(
+        &call.id,
+        CREATE_BOOKING,
+        &validation_error(CREATE_BOOKING, NO_PARTY_SIZE),
+    ));
+    history.push(ModelMessage::Assistant {
+        text: String::new(),
+        calls: Vec::new(),
+    });
+    history.push(user("for 2 people, at 20:30"));
+    assert_eq!(
+        arguments(plan(history).only_call()),
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+               "startsAt": "2026-11-30T20:30:00+07:00"})
+    );
+}
+
+#[test]
+fn without_an_unfinished_booking_a_number_is_just_a_greeting() {
+    let turn = plan(vec![user("4 người")]);
+    assert!(turn.calls.is_empty());
+    assert!(turn.text.starts_with("Xin chào!"), "{}", turn.text);
+}
+
+#[test]
+fn english_booking_with_everything_named() {
+    let turn = plan(after_search(
+        "Book a table for 2 at Cha Ca Thang Long tomorrow at 7pm",
+    ));
+    assert_eq!(
+        arguments(turn.only_call()),
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+               "startsAt": "2026-11-30T19:00:00+07:00"})
+    );
+    assert_eq!(
+        turn.text,
+        "Let me prepare a booking request for Chả Cá Thăng Long…"
+    );
+}
+
+#[test]
+fn english_booking_without_a_search_searches_then_books_the_first_result() {
+    let mut history = vec![user("Book a table for 2 in Hanoi tomorrow at 7:30 pm")];
+    let search = plan(history.clone());
+    assert_eq!(search.only_call().name, SEARCH_RESTAURANTS);
+    assert_eq!(
+        arguments(search.only_call()),
+        json!({"city": "Hà Nội", "partySize": 2, "date": "2026-11-30"})
+    );
+    history.push(search.assistant());
+    history.push(tool_result(
+        &search.only_call().id,
+        SEARCH_RESTAURANTS,
+        &hanoi_search(),
+    ));
+    let booking = plan(history.clone());
+    assert!(booking
+        .text
+        .starts_with("I found 2 restaurant(s):\n- Bún Chả Hương Liên"));
+    assert!(booking
+        .text
+        .ends_with("Let me prepare a booking request for Bún Chả Hương Liên…"));
+    assert_eq!(booking.only_call().id, "call_2_0");
+    assert_eq!(
+        arguments(booking.only_call()),
+        json!({"restaurantId": "hn-bun-cha-huong-lien", "partySize": 2,
+               "startsAt": "2026-11-30T19:30:00+07:00"})
+    );
+    assert_eq!(booking.finish, FinishReason::ToolCalls);
+
+    // Once the booking was proposed, another search result does not book again.
+    history.push(booking.assistant());
+    history.push(tool_result(
+        &booking.only_call().id,
+        CREATE_BOOKING,
+        &booking_ok("confirmed"),
+    ));
+    history.push(ModelMessage::Assistant {
+        text: String::new(),
+        calls: vec![ProposedCall {
+            id: "call_4_0".into(),
+            name: SEARCH_RESTAURANTS.into(),
+            arguments: r#"{"city":"Hà Nội"}"#.into(),
+        }],
+    });
+    history.push(tool_result("call_4_0", SEARCH_RESTAURANTS, &hanoi_search()));
+    assert!(plan(history).calls.is_empty());
+}
+
+#[test]
+fn booking_times_in_vietnamese() {
+    // "Tôi" (I) is not "tối" (evening): 7 giờ stays 07:00.
+    let morning = plan(after_search(
+        "Tôi muốn đặt bàn ở Chả Cá Thăng Long cho hai người lúc 7 giờ ngày 2026-12-24",
+    ));
+    assert_eq!(
+        arguments(morning.only_call()),
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+               "startsAt": "2026-12-24T07:00:00+07:00"})
+    );
+    let evening = plan(after_search(
+        "đặt bàn Bún Chả Hương Liên 7 giờ rưỡi tối nay, 3 khách",
+    ));
+    assert_eq!(
+        arguments(evening.only_call()),
+        json!({"restaurantId": "hn-bun-cha-huong-lien", "partySize": 3,
+               "startsAt": "2026-11-29T19:30:00+07:00"})
+    );
+}
+
+#[test]
+fn booking_without_restaurant_or_city_asks_where() {
+    let turn = plan(vec![user("đặt bàn cho 4 người tối mai")]);
+    assert!(turn.calls.is_empty());
+    assert!(turn.text.starts_with("Bạn muốn đặt bàn ở thành phố nào"));
+}
+
+#[test]
+fn a_confirmed_booking_reports_its_id_and_details() {
+    let turn = reply_to(&booking_ok("confirmed"));
+    assert_eq!(
+        turn.text,
+        "Đã đặt bàn thành công tại Chả Cá Thăng Long! Mã đặt bàn: BK-7Q2X. Thời gian: \
+         30/11/2026 19:00, 4 người."
+    );
+    assert_eq!(turn.finish, FinishReason::Stop);
+}
+
+#[test]
+fn a_waitlisted_booking_is_not_called_booked() {
+    let turn = reply_to(&booking_ok("waitlisted"));
+    assert!(turn.text.contains("BK-7Q2X"), "{}", turn.text);
+    assert!(turn.text.contains("danh sách chờ"), "{}", turn.text);
+    assert!(turn.text.contains("bàn chưa được giữ"), "{}", turn.text);
+    assert!(!turn.text.contains("Đã đặt"), "{}", turn.text);
+    assert!(!turn.text.contains("thành công"), "{}", turn.text);
+}
+
+#[test]
+fn a_booking_without_a_clear_status_is_not_confirmed() {
+    let turn = reply_to(&json!({"ok": true, "bookingId": "BK-1"}));
+    assert!(turn.text.contains("không xác nhận được"), "{}", turn.text);
+    assert!(!turn.text.contains("thành công"), "{}", turn.text);
+}
+
+#[test]
+fn a_declined_booking_claims_nothing_and_asks_what_to_change() {
+    let turn = reply_to(&json!({"ok": false, "error": {
+        "code": "DECLINED", "message": "The person declined.", "retryable": false}}));
+    assert_eq!(
+        turn.text,
+        "Bạn đã từ chối nên chưa có bàn nào được đặt. Bạn muốn thay đổi gì: nhà hàng, ngày \
+         giờ hay số người?"
+    );
+    assert!(turn.calls.is_empty());
+}
+
+#[test]
+fn other_booking_errors_quote_the_message_and_do_not_retry() {
+    let turn = reply_to(&validation_error(
+        CREATE_BOOKING,
+        r#"{"restaurantId":" ","partySize":2,"startsAt":"2026-11-30T19:00:00+07:00"}"#,
+    ));
+    assert_eq!(turn.text, "Chưa có bàn nào được đặt: Chưa điền nhà hàng.");
+    let turn = reply_to(&validation_error(
+        CREATE_BOOKING,
+        r#"{"restaurantId":"a","partySize":2,"startsAt":"2026-11-01T19:00:00+07:00"}"#,
+    ));
+    assert!(
+        turn.text.contains("ngày nào, lúc mấy giờ?"),
+        "{}",
+        turn.text
+    );
+    let turn = reply_to(&json!({"ok": false, "error": {
+        "code": "UPSTREAM_TIMEOUT", "message": "The booking service timed out.",
+        "retryable": true}}));
+    assert_eq!(
+        turn.text,
+        "Xin lỗi, tôi không đặt được bàn: Dịch vụ cần dùng trả lời quá chậm. Chưa có bàn nào \
+         được đặt."
+    );
+    assert!(turn.calls.is_empty());
+}
+
+#[test]
+fn lenient_reading_of_earlier_arguments() {
+    let broken = BookingArgs::lenient(
+        r#"{"restaurantId": "hn-x", "startsAt": "2026-12-24T19:00:00+07:00", "partySize": }"#,
+    );
+    assert_eq!(broken.restaurant_id.as_deref(), Some("hn-x"));
+    assert_eq!(
+        broken.starts_at.map(|at| rfc3339(&at)).as_deref(),
+        Some("2026-12-24T19:00:00+07:00")
+    );
+    let typed = BookingArgs::lenient(BAD_ARGS_ARGUMENTS);
+    assert_eq!(typed.restaurant_id.as_deref(), Some("hn-cha-ca-thang-long"));
+    assert_eq!((typed.party_size, typed.starts_at), (None, None));
+    assert_eq!(BookingArgs::lenient("💥"), BookingArgs::default());
+}
+
+#[test]
+fn a_restaurant_named_in_a_new_conversation_is_searched_for_then_booked() {
+    let text = "Đặt bàn ở Chả Cá Thăng Long tối mai lúc 19:00 cho 2 người";
+    let search = plan(vec![user(text)]);
+    assert_eq!(
+        arguments(search.only_call()),
+        json!({"city": "Hà Nội", "cuisine": "chả cá", "partySize": 2,
+               "date": "2026-11-30"})
+    );
+    assert_eq!(search.text, "Để tôi tìm Chả Cá Thăng Long ở Hà Nội trước…");
+    let history = vec![
+        user(text),
+        search.assistant(),
+        tool_result("call_1_0", SEARCH_RESTAURANTS, &hanoi_search()),
+    ];
+    let booking = plan(history);
+    assert_eq!(
+        arguments(booking.only_call()),
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+               "startsAt": "2026-11-30T19:00:00+07:00"})
+    );
+}
+
+#[test]
+fn a_named_restaurant_missing_from_the_results_is_not_swapped_for_another() {
+    let text = "Book Chả Cá Lã Vọng for 2 tomorrow at 7pm";
+    let search = plan(vec![user(text)]);
+    let history = vec![
+        user(text),
+        search.assistant(),
+        // Full that evening: only other places came back.
+        tool_result("call_1_0", SEARCH_RESTAURANTS, &hanoi_search()),
+    ];
+    let reply = plan(history);
+    assert!(reply.calls.is_empty(), "{reply:?}");
+    assert!(
+        reply.text.ends_with(
+            "Chả Cá Lã Vọng is not among the results (it may be full then), so \
+                        nothing is booked. Would you like another place or time?"
+        ),
+        "{}",
+        reply.text
+    );
+}
+
+#[test]
+fn words_inside_a_restaurant_name_are_not_details() {
+    // "Ông Tám" is not eight people, "Hồng Mai" not tomorrow, "Bà Mua" not buying.
+    for (text, party, date) in [
+        ("Đặt bàn Lẩu Bò Ông Tám lúc 19h", None, "2026-11-29"),
+        (
+            "Đặt bàn Bánh Khoái Hồng Mai lúc 19h cho 2 người",
+            Some(2),
+            "2026-11-29",
+        ),
+        ("Book Mì Quảng Bà Mua at 7am for 3", Some(3), "2026-11-30"),
+    ] {
+        let turn = plan(vec![user(text)]);
+        let args = arguments(turn.only_call());
+        assert_eq!(args["partySize"], json!(party), "{text}");
+        assert_eq!(args["date"], json!(date), "{text}");
+    }
+}

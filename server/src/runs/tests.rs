@@ -1,0 +1,241 @@
+//! The registry's own tests: storing turns and batches, subscribers, places.
+
+use super::*;
+use futures::StreamExt;
+
+fn delta(n: usize) -> AgentEvent {
+    AgentEvent::TextDelta {
+        id: "t".into(),
+        delta: n.to_string(),
+    }
+}
+
+/// Turns stored at the same moment share the writer's commit, and one that cannot be
+/// stored (its conversation id is taken) fails alone: the others are stored, whole.
+#[tokio::test]
+async fn turns_stored_together_fail_alone() {
+    use shared::message::Message;
+    let (pool, _db) = db::test_pool().await;
+    let taken = crate::store::create_conversation(&pool, "own_x", "restaurant", now())
+        .await
+        .unwrap();
+    let runs = Runs::new(pool.clone());
+    let conversation = |id: &str, owner: &str| crate::store::Conversation {
+        id: id.to_owned(),
+        owner_id: owner.to_owned(),
+        assistant: "restaurant".to_owned(),
+    };
+    let cases = [
+        conversation("conv_new_1", "own_a"),
+        conversation(&taken.id, "own_b"),
+        conversation("conv_new_2", "own_c"),
+    ];
+    let mut reservations = Vec::new();
+    for case in &cases {
+        let reservation = runs
+            .reserve_unstored(&case.owner_id, &case.id)
+            .await
+            .unwrap();
+        reservations.push(reservation);
+    }
+    // All three asked before the storer runs (one thread): one tick takes them all.
+    let results =
+        futures::future::join_all(reservations.iter().zip(&cases).map(|(reservation, case)| {
+            let user = Message::user(crate::store::new_row_id("msg"), "hi");
+            let reply = Message::assistant(crate::store::new_row_id("msg"));
+            reservation.store_turn(crate::store::Turn::new(case, true, &user, &reply, now()))
+        }))
+        .await;
+    assert!(results[0].is_ok(), "{:?}", results[0]);
+    assert!(results[1].is_err(), "a taken conversation id must fail");
+    assert!(results[2].is_ok(), "{:?}", results[2]);
+    for (case, stored) in [(&cases[0], true), (&cases[2], true)] {
+        let messages = crate::store::messages(&pool, &case.id).await.unwrap();
+        assert_eq!(messages.len() == 2, stored, "{}", case.id);
+    }
+    // The taken conversation keeps its owner and gained nothing.
+    let owner: (String,) = sqlx::query_as("SELECT owner_id FROM conversations WHERE id = $1")
+        .bind(&taken.id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(owner.0, "own_x");
+    assert!(crate::store::messages(&pool, &taken.id)
+        .await
+        .unwrap()
+        .is_empty());
+    // Each stored turn's run row is there, "running"; the failed one has none.
+    let rows: Vec<(String,)> = sqlx::query_as("SELECT conversation_id FROM runs ORDER BY 1")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    let rows: Vec<String> = rows.into_iter().map(|(id,)| id).collect();
+    assert_eq!(rows, vec!["conv_new_1".to_owned(), "conv_new_2".to_owned()]);
+}
+
+/// More batches than one read returns, on the backend under test: every event is
+/// stored once, numbered in order, and reads back as it was, from any point.
+#[tokio::test]
+async fn large_batches_are_stored_whole_and_in_order() {
+    let (pool, _db) = db::test_pool().await;
+    let conversation = crate::store::create_conversation(&pool, "own_a", "restaurant", now())
+        .await
+        .unwrap();
+    let run = Arc::new(ActiveRun::new(&conversation.id, "own_a"));
+    let total = PAGE * 3 + 50;
+    for n in 0..total {
+        run.push(&delta(n));
+    }
+    let (_, events) = run.unstored();
+    let postgres = db::backend(&pool) == Backend::Postgres;
+    // Many batches of one event (more than one read returns), then bigger ones, as
+    // ticks of a storer would make them.
+    let mut from = 0;
+    while from < total {
+        let size = if from < PAGE + 50 { 1 } else { 7 };
+        let to = (from + size).min(total);
+        let batch = Batch {
+            run: Arc::clone(&run),
+            from,
+            events: events[from..to].to_vec(),
+            done: to == total,
+            save: None,
+            turn: None,
+            turn_waiter: None,
+        };
+        write_batches(&pool, "node_t", &[batch], postgres)
+            .await
+            .unwrap();
+        from = to;
+    }
+    for start in [0, 1, 17, total - 1] {
+        let mut stored = Vec::new();
+        loop {
+            let after = (start + stored.len()) as u64;
+            let (page, more) = stored_events(&pool, run.id(), after).await.unwrap();
+            for (seq, data) in page {
+                assert_eq!(seq, (start + stored.len()) as i64 + 1);
+                stored.push(Arc::<str>::from(data));
+            }
+            if !more {
+                break;
+            }
+        }
+        assert_eq!(numbers(&stored), (start..total).collect::<Vec<_>>());
+    }
+    assert!(matches!(
+        row_state(&pool, run.id(), &fresh_since(STALE_AFTER))
+            .await
+            .unwrap(),
+        RowState::Done
+    ));
+}
+
+fn numbers(events: &[Arc<str>]) -> Vec<usize> {
+    events
+        .iter()
+        .map(|data| {
+            let event: AgentEvent = serde_json::from_str(data).unwrap();
+            match event {
+                AgentEvent::TextDelta { delta, .. } => delta.parse().unwrap(),
+                other => panic!("unexpected {other:?}"),
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn subscribers_get_every_event_once_in_order_even_when_they_fall_behind() {
+    let run = Arc::new(ActiveRun::new("conv", "owner"));
+    for n in 0..10 {
+        run.push(&delta(n));
+    }
+    let all = run.subscribe(0);
+    let late = run.subscribe(4);
+    let ahead = run.subscribe(12);
+    // Many events while nobody reads: each subscriber takes them from the log.
+    let total = 250;
+    for n in 10..total {
+        run.push(&delta(n));
+    }
+    run.close();
+    let all: Vec<Arc<str>> = all.collect().await;
+    assert_eq!(numbers(&all), (0..total).collect::<Vec<_>>());
+    let late: Vec<Arc<str>> = late.collect().await;
+    assert_eq!(numbers(&late), (4..total).collect::<Vec<_>>());
+    let ahead: Vec<Arc<str>> = ahead.collect().await;
+    assert_eq!(numbers(&ahead), (12..total).collect::<Vec<_>>());
+    // After the end: the log only, then the stream ends.
+    let after_end: Vec<Arc<str>> = run.subscribe(total as u64 - 2).collect().await;
+    assert_eq!(numbers(&after_end), vec![total - 2, total - 1]);
+}
+
+#[tokio::test]
+async fn live_events_follow_the_snapshot_without_a_gap() {
+    let run = Arc::new(ActiveRun::new("conv", "owner"));
+    run.push(&delta(0));
+    let mut stream = run.subscribe(0);
+    assert_eq!(numbers(&[stream.next().await.unwrap()]), vec![0]);
+    let writer = {
+        let run = Arc::clone(&run);
+        tokio::spawn(async move {
+            for n in 1..200 {
+                run.push(&delta(n));
+                tokio::task::yield_now().await;
+            }
+            run.close();
+        })
+    };
+    let rest: Vec<Arc<str>> = stream.collect().await;
+    writer.await.unwrap();
+    assert_eq!(numbers(&rest), (1..200).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn one_run_per_conversation_and_a_bounded_number_per_owner() {
+    let (pool, _db) = crate::db::test_pool().await;
+    let at = timestamp(now());
+    for id in ["c1", "c2", "c3"] {
+        sqlx::query(
+            "INSERT INTO conversations (id, owner_id, assistant, created_at, updated_at) \
+             VALUES ($1, 'o', 'restaurant', $2, $2)",
+        )
+        .bind(id)
+        .bind(&at)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    let runs = Runs::new(pool);
+    runs.set_max_per_owner(2);
+    let first = runs.reserve("o", "c1", None).await.unwrap();
+    assert_eq!(
+        runs.reserve("o", "c1", None).await.err(),
+        Some(ReserveError::Busy {
+            running: Some(first.run().id().to_owned())
+        })
+    );
+    let second = runs.reserve("o", "c2", None).await.unwrap();
+    assert_eq!(
+        runs.reserve("o", "c3", None).await.err(),
+        Some(ReserveError::TooMany { max: 2 })
+    );
+    assert!(runs.has_room("o").await.is_err());
+    assert!(runs.has_room("someone else").await.is_ok());
+    // A waiting reservation gets the place once it is given back.
+    let waiting = {
+        let runs = runs.clone();
+        tokio::spawn(async move {
+            runs.reserve("o", "c1", Some(Duration::from_secs(5)))
+                .await
+                .map(|r| r.run().id().to_owned())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let first_id = first.run().id().to_owned();
+    drop(first);
+    let next = waiting.await.unwrap().unwrap();
+    assert_ne!(next, first_id);
+    drop(second);
+    assert!(runs.has_room("o").await.is_ok());
+}

@@ -1,0 +1,170 @@
+//! `tests` of `weather`.
+
+use shared::tools::ErrorCode;
+
+use super::*;
+use crate::tools::city::CITIES;
+
+/// A context on a fresh test database (SQLite, or Postgres under
+/// `DATBAN_TEST_POSTGRES_URL`); keep the guard alive for the test.
+async fn context(now: &str) -> (ToolContext, crate::db::test_db::TestDatabase) {
+    let (db, guard) = crate::db::test_pool().await;
+    let ctx = ToolContext {
+        db,
+        owner_id: "owner".into(),
+        conversation_id: "conversation".into(),
+        call_id: "call".into(),
+        now: DateTime::parse_from_rfc3339(now)
+            .unwrap()
+            .with_timezone(&Utc),
+        upstreams: Default::default(),
+        take: None,
+    };
+    (ctx, guard)
+}
+
+fn input(city: &str, days: u8) -> GetWeatherInput {
+    GetWeatherInput {
+        city: city.into(),
+        days,
+    }
+}
+
+fn date(s: &str) -> NaiveDate {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+}
+
+#[tokio::test]
+async fn same_question_same_answer() {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+    let first = run(&input("Hà Nội", 7), &ctx).await.unwrap();
+    let second = run(&input("ha noi", 7), &ctx).await.unwrap();
+    assert_eq!(first, second);
+    assert_eq!(first.city, "Hà Nội");
+    // Not one constant day repeated: a hash that ignored the date would fail this.
+    let distinct: std::collections::HashSet<_> = first
+        .days
+        .iter()
+        .map(|d| (d.temp_min_c, d.temp_max_c, d.precipitation_chance))
+        .collect();
+    assert!(distinct.len() > 1, "{first:?}");
+}
+
+#[tokio::test]
+async fn returns_the_requested_number_of_consecutive_days() {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+    for days in 1..=7 {
+        let output = run(&input("Đà Nẵng", days), &ctx).await.unwrap();
+        assert_eq!(output.days.len(), usize::from(days));
+        for (i, day) in output.days.iter().enumerate() {
+            let expected = date("2026-11-30")
+                .checked_add_days(chrono::Days::new(i as u64))
+                .unwrap();
+            assert_eq!(day.date, expected);
+        }
+    }
+    let error = run(&input("Đà Nẵng", 8), &ctx).await.unwrap_err();
+    assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
+}
+
+#[tokio::test]
+async fn days_start_at_the_local_date() {
+    // 23:59 in Vietnam on the 29th.
+    let (before, _db) = context("2026-11-29T16:59:00Z").await;
+    let output = run(&input("Huế", 2), &before).await.unwrap();
+    assert_eq!(output.days[0].date, date("2026-11-29"));
+    assert_eq!(output.days[1].date, date("2026-11-30"));
+    // 00:01 in Vietnam on the 30th, although it is still the 29th in UTC.
+    let after = ToolContext {
+        now: DateTime::parse_from_rfc3339("2026-11-29T17:01:00Z")
+            .unwrap()
+            .with_timezone(&Utc),
+        ..before
+    };
+    let output = run(&input("Huế", 2), &after).await.unwrap();
+    assert_eq!(output.days[0].date, date("2026-11-30"));
+    assert_eq!(output.days[1].date, date("2026-12-01"));
+}
+
+#[tokio::test]
+async fn values_are_plausible_and_consistent() {
+    let ranges: [(&str, i8, i8); 5] = [
+        ("Hà Nội", 15, 23),
+        ("TP. Hồ Chí Minh", 24, 32),
+        ("Đà Lạt", 13, 22),
+        ("Đà Nẵng", 20, 27),
+        ("Huế", 19, 25),
+    ];
+    let mut conditions = std::collections::HashSet::new();
+    for start in [
+        "2026-11-20T03:00:00Z",
+        "2026-12-05T03:00:00Z",
+        "2026-12-19T03:00:00Z",
+    ] {
+        let (ctx, _db) = context(start).await;
+        for (city, low, high) in ranges {
+            let output = run(&input(city, 7), &ctx).await.unwrap();
+            assert_eq!(output.city, city);
+            for day in &output.days {
+                assert!(low <= day.temp_min_c, "{city} {day:?}");
+                assert!(day.temp_min_c < day.temp_max_c, "{city} {day:?}");
+                assert!(day.temp_max_c <= high, "{city} {day:?}");
+                assert!(day.precipitation_chance <= 100);
+                let rain = day.precipitation_chance;
+                match day.condition {
+                    WeatherCondition::Sunny => assert!(rain < 20, "{day:?}"),
+                    WeatherCondition::PartlyCloudy => assert!((20..40).contains(&rain)),
+                    WeatherCondition::Cloudy => assert!((40..60).contains(&rain)),
+                    WeatherCondition::Rain => assert!(rain >= 60, "{day:?}"),
+                    WeatherCondition::Storm => {
+                        assert!(rain >= 88, "{day:?}");
+                        assert!(city == "Đà Nẵng" || city == "Huế");
+                    }
+                }
+                conditions.insert(format!("{:?}", day.condition));
+            }
+        }
+    }
+    // The hash spreads days over several kinds of sky.
+    assert!(conditions.len() >= 3, "{conditions:?}");
+}
+
+#[tokio::test]
+async fn every_city_has_a_forecast() {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+    for city in CITIES {
+        assert_eq!(run(&input(city, 1), &ctx).await.unwrap().city, city);
+    }
+    assert_eq!(
+        run(&input("saigon", 1), &ctx).await.unwrap().city,
+        "TP. Hồ Chí Minh"
+    );
+}
+
+#[tokio::test]
+async fn fail_trigger_is_an_internal_error() {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+    match run(&input("#fail", 1), &ctx).await {
+        Err(ExecError::Internal(message)) => {
+            assert!(message.contains("connection refused"), "{message}")
+        }
+        other => panic!("expected an internal error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn unknown_city_is_a_validation_error() {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+    match run(&input("Paris", 3), &ctx).await {
+        Err(ExecError::Tool(error)) => {
+            assert_eq!(error.code, ErrorCode::ValidationError);
+            assert!(!error.retryable);
+            assert_eq!(
+                error.message,
+                "no forecast for \"Paris\"; available cities: Hà Nội, TP. Hồ Chí Minh, \
+                 Đà Lạt, Đà Nẵng, Huế"
+            );
+        }
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+}

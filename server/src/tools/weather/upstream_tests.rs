@@ -1,0 +1,246 @@
+//! `upstream_tests` of `weather`.
+
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+};
+
+use axum::{extract::Query, http::StatusCode, routing::get, Json, Router};
+use serde_json::{json, Value};
+
+use super::*;
+use crate::tools::Upstreams;
+
+/// Queries the fake received.
+type Seen = Arc<Mutex<Vec<HashMap<String, String>>>>;
+
+/// Serves `router` on 127.0.0.1 on a free port; the server stops with the test's runtime.
+async fn serve(router: Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router).await.unwrap();
+    });
+    addr
+}
+
+/// A fake that answers each request with a forecast of what was asked, from fixed
+/// values nothing in the climate tables produces (−5…40 °C, 77 %).
+async fn forecasting_fake() -> (SocketAddr, Seen) {
+    let seen: Seen = Arc::default();
+    let recorded = seen.clone();
+    let router = Router::new().route(
+        "/forecast",
+        get(move |Query(query): Query<HashMap<String, String>>| {
+            let recorded = recorded.clone();
+            async move {
+                recorded.lock().unwrap().push(query.clone());
+                let start = NaiveDate::parse_from_str(&query["start"], "%Y-%m-%d").unwrap();
+                let days: u64 = query["days"].parse().unwrap();
+                let days: Vec<Value> = (0..days)
+                    .map(|i| {
+                        json!({
+                            "date": start.checked_add_days(chrono::Days::new(i)).unwrap(),
+                            "condition": "storm",
+                            "minC": -5,
+                            "maxC": 40,
+                            "rainChance": 77,
+                        })
+                    })
+                    .collect();
+                Json(json!({ "days": days }))
+            }
+        }),
+    );
+    (serve(router).await, seen)
+}
+
+async fn fake_answering(status: StatusCode, body: &'static str) -> SocketAddr {
+    serve(Router::new().route("/forecast", get(move || async move { (status, body) }))).await
+}
+
+fn service(addr: SocketAddr, timeout: Duration) -> WeatherService {
+    WeatherService::new(format!("http://{addr}"), timeout).unwrap()
+}
+
+async fn context(service: WeatherService) -> (ToolContext, crate::db::test_db::TestDatabase) {
+    let (db, guard) = crate::db::test_pool().await;
+    let ctx = ToolContext {
+        db,
+        owner_id: "owner".into(),
+        conversation_id: "conversation".into(),
+        call_id: "call".into(),
+        // 10:00 on 30 November in Việt Nam.
+        now: DateTime::parse_from_rfc3339("2026-11-30T03:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc),
+        upstreams: Upstreams {
+            weather: Some(service),
+        },
+        take: None,
+    };
+    (ctx, guard)
+}
+
+fn input(city: &str, days: u8) -> GetWeatherInput {
+    GetWeatherInput {
+        city: city.into(),
+        days,
+    }
+}
+
+/// Runs getWeather against the service and expects a retryable `code`, whose message
+/// says nothing about where the service is.
+async fn expect_error(service: WeatherService, addr: SocketAddr, code: ErrorCode) {
+    let (ctx, _db) = context(service).await;
+    match run(&input("Hà Nội", 2), &ctx).await {
+        Err(ExecError::Tool(error)) => {
+            assert_eq!(error.code, code, "{error:?}");
+            assert!(error.retryable, "{error:?}");
+            assert_eq!(
+                error.code.class(),
+                shared::tools::ErrorClass::Infrastructure
+            );
+            let message = &error.message;
+            assert!(message.ends_with("Try again later."), "{message}");
+            for leak in [
+                "127.0.0.1".to_owned(),
+                addr.port().to_string(),
+                "http".to_owned(),
+                "forecast?".to_owned(),
+            ] {
+                assert!(!message.contains(&leak), "{message} contains {leak}");
+            }
+        }
+        other => panic!("expected {code:?}, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_configured_service_is_used() {
+    let (addr, seen) = forecasting_fake().await;
+    let (ctx, _db) = context(service(addr, Duration::from_secs(5))).await;
+    let output = run(&input("ha noi", 3), &ctx).await.unwrap();
+    assert_eq!(output.city, "Hà Nội");
+    assert_eq!(output.days.len(), 3);
+    for (i, day) in output.days.iter().enumerate() {
+        let expected = NaiveDate::from_ymd_opt(2026, 11, 30)
+            .unwrap()
+            .checked_add_days(chrono::Days::new(i as u64))
+            .unwrap();
+        assert_eq!(day.date, expected);
+        assert_eq!(day.condition, WeatherCondition::Storm);
+        assert_eq!((day.temp_min_c, day.temp_max_c), (-5, 40));
+        assert_eq!(day.precipitation_chance, 77);
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0]["city"], "Hà Nội", "the canonical name is sent");
+    assert_eq!(seen[0]["days"], "3");
+    assert_eq!(seen[0]["start"], "2026-11-30");
+}
+
+#[tokio::test]
+async fn a_base_url_with_a_path_keeps_it() {
+    let (addr, seen) = forecasting_fake().await;
+    // The fake serves /forecast only: a base of "/" (with or without slash) reaches it.
+    for base in [format!("http://{addr}/"), format!("http://{addr}")] {
+        let service = WeatherService::new(base, Duration::from_secs(5)).unwrap();
+        let (ctx, _db) = context(service).await;
+        run(&input("Huế", 1), &ctx).await.unwrap();
+    }
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    let nested = WeatherService::new(
+        "http://example.invalid/api/v1/".into(),
+        Duration::from_secs(1),
+    )
+    .unwrap();
+    assert_eq!(
+        nested.forecast_url.as_str(),
+        "http://example.invalid/api/v1/forecast"
+    );
+    for bad in [
+        "",
+        "weather.local",
+        "ftp://example.invalid/",
+        "mailto:x@example.invalid",
+    ] {
+        assert!(
+            WeatherService::new(bad.into(), Duration::from_secs(1)).is_err(),
+            "{bad} accepted"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_503_is_unavailable() {
+    let addr = fake_answering(StatusCode::SERVICE_UNAVAILABLE, "maintenance").await;
+    let service = service(addr, Duration::from_secs(5));
+    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+}
+
+#[tokio::test]
+async fn a_429_is_unavailable() {
+    let addr = fake_answering(StatusCode::TOO_MANY_REQUESTS, "slow down").await;
+    let service = service(addr, Duration::from_secs(5));
+    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+}
+
+#[tokio::test]
+async fn a_malformed_body_is_unavailable() {
+    for body in [
+        "not json",
+        r#"{"days":[{"date":"2026-11-30","condition":"hail","minC":1,"maxC":2,"rainChance":3}]}"#,
+        // One day short of the two asked for.
+        r#"{"days":[{"date":"2026-11-30","condition":"rain","minC":1,"maxC":2,"rainChance":3}]}"#,
+    ] {
+        let addr = fake_answering(StatusCode::OK, body).await;
+        let service = service(addr, Duration::from_secs(5));
+        expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+    }
+}
+
+#[tokio::test]
+async fn a_slow_service_times_out() {
+    let router = Router::new().route(
+        "/forecast",
+        get(|| async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            "too late"
+        }),
+    );
+    let addr = serve(router).await;
+    let started = std::time::Instant::now();
+    let service = service(addr, Duration::from_millis(200));
+    expect_error(service, addr, ErrorCode::UpstreamTimeout).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the timeout was not applied"
+    );
+}
+
+#[tokio::test]
+async fn nothing_listening_is_unavailable() {
+    // A port bound but never listening: connections to it are refused, and since it
+    // stays bound no other test's fake can take it meanwhile (a released port could be
+    // handed to one, which would then answer this test's request).
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = socket.local_addr().unwrap();
+    let service = service(addr, Duration::from_secs(5));
+    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+    drop(socket);
+}
+
+#[tokio::test]
+async fn validation_still_comes_first() {
+    // Never asked: an unknown city or a bad day count is the model's to fix.
+    let (addr, seen) = forecasting_fake().await;
+    let (ctx, _db) = context(service(addr, Duration::from_secs(5))).await;
+    let error = run(&input("Paris", 1), &ctx).await.unwrap_err();
+    assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
+    let error = run(&input("Huế", 8), &ctx).await.unwrap_err();
+    assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
+    assert!(seen.lock().unwrap().is_empty());
+}

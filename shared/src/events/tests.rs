@@ -1,0 +1,309 @@
+//! `tests` of `events`.
+
+use super::*;
+use crate::{
+    message::{Role, ToolState},
+    tools::ErrorCode,
+};
+use serde_json::json;
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+fn run(events: &[AgentEvent]) -> Message {
+    events
+        .iter()
+        .fold(Message::assistant("m1"), |message, event| {
+            apply(message, event)
+        })
+}
+
+fn input_start(id: &str, name: &str) -> AgentEvent {
+    AgentEvent::ToolInputStart {
+        tool_call_id: id.into(),
+        tool_name: name.into(),
+    }
+}
+
+fn input_delta(id: &str, delta: &str) -> AgentEvent {
+    AgentEvent::ToolInputDelta {
+        tool_call_id: id.into(),
+        input_text_delta: delta.into(),
+    }
+}
+
+fn booking_input() -> Value {
+    json!({"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"})
+}
+
+#[test]
+fn events_serialise_as_ui_message_stream_chunks() {
+    let event = input_delta("call_1", "{\"ci");
+    assert_eq!(
+        serde_json::to_value(&event).unwrap(),
+        json!({"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": "{\"ci"})
+    );
+    let finish = AgentEvent::finish(RunStatus::StepLimit, None);
+    assert_eq!(
+        serde_json::to_value(&finish).unwrap(),
+        json!({"type": "finish", "finishReason": "length", "messageMetadata": {"status": "step-limit"}})
+    );
+    assert_eq!(
+        serde_json::to_value(AgentEvent::StartStep).unwrap(),
+        json!({"type": "start-step"})
+    );
+    let back: AgentEvent =
+        serde_json::from_value(json!({"type": "text-delta", "id": "t1", "delta": "Chào"})).unwrap();
+    assert_eq!(
+        back,
+        AgentEvent::TextDelta {
+            id: "t1".into(),
+            delta: "Chào".into()
+        }
+    );
+}
+
+#[test]
+fn text_deltas_accumulate_per_block() {
+    let message = run(&[
+        AgentEvent::TextStart { id: "a".into() },
+        AgentEvent::TextDelta {
+            id: "a".into(),
+            delta: "Xin ".into(),
+        },
+        AgentEvent::TextDelta {
+            id: "a".into(),
+            delta: "chào".into(),
+        },
+        AgentEvent::TextEnd { id: "a".into() },
+    ]);
+    assert_eq!(message.role, Some(Role::Assistant));
+    assert_eq!(message.text(), "Xin chào");
+    assert_eq!(message.parts.len(), 1);
+}
+
+#[test]
+fn streaming_input_shows_partial_value_then_typed_input_and_output() {
+    let mut message = run(&[
+        input_start("c1", "getWeather"),
+        input_delta("c1", "{\"city\":\"Hà"),
+    ]);
+    let part = message.tool_part("c1").unwrap();
+    assert_eq!(part.state_name(), "input-streaming");
+    match part {
+        ToolPart::GetWeather(call) => match &call.state {
+            ToolState::InputStreaming(input) => {
+                assert_eq!(input.raw(), "{\"city\":\"Hà");
+                assert_eq!(input.partial(), &json!({"city": "Hà"}));
+            }
+            other => panic!("unexpected state {other:?}"),
+        },
+        other => panic!("unexpected part {other:?}"),
+    }
+    message.apply(&input_delta("c1", " Nội\"}"));
+    message.apply(&AgentEvent::ToolInputAvailable {
+        tool_call_id: "c1".into(),
+        tool_name: "getWeather".into(),
+        input: json!({"city": "Hà Nội", "days": 1}),
+    });
+    assert_eq!(
+        message.tool_part("c1").unwrap().state_name(),
+        "input-available"
+    );
+    message.apply(&AgentEvent::ToolOutputAvailable {
+        tool_call_id: "c1".into(),
+        output: json!({"city": "Hà Nội", "days": [{"date": "2026-11-29", "condition": "rain",
+            "tempMinC": 18, "tempMaxC": 24, "precipitationChance": 80}]}),
+    });
+    match message.tool_part("c1").unwrap() {
+        ToolPart::GetWeather(call) => match &call.state {
+            ToolState::OutputAvailable { input, output } => {
+                assert_eq!(input.city, "Hà Nội");
+                assert_eq!(output.days[0].temp_max_c, 24);
+            }
+            other => panic!("unexpected state {other:?}"),
+        },
+        other => panic!("unexpected part {other:?}"),
+    }
+}
+
+#[test]
+fn approval_flow_reaches_output_only_after_approval() {
+    let mut message = run(&[
+        input_start("b1", "createBooking"),
+        AgentEvent::ToolInputAvailable {
+            tool_call_id: "b1".into(),
+            tool_name: "createBooking".into(),
+            input: booking_input(),
+        },
+        AgentEvent::ToolApprovalRequest {
+            approval_id: "b1".into(),
+            tool_call_id: "b1".into(),
+            preview: None,
+        },
+    ]);
+    assert_eq!(
+        message.tool_part("b1").unwrap().state_name(),
+        "approval-requested"
+    );
+    // An output before the decision does not fit: no receipt without approval.
+    let early = message.apply(&AgentEvent::ToolOutputAvailable {
+        tool_call_id: "b1".into(),
+        output: json!({}),
+    });
+    assert_eq!(early, Applied::Ignored);
+    assert_eq!(
+        message.tool_part("b1").unwrap().state_name(),
+        "approval-requested"
+    );
+
+    let mut edited = booking_input();
+    edited["partySize"] = json!(6);
+    message.apply(&AgentEvent::decided("b1", true, Some(edited)));
+    message.apply(&AgentEvent::ToolOutputAvailable {
+        tool_call_id: "b1".into(),
+        output: json!({"bookingId": "BK-1", "status": "confirmed", "restaurantId": "hn-1",
+            "restaurantName": "Chả Cá Thăng Long", "partySize": 6,
+            "startsAt": "2026-12-24T19:00:00+07:00"}),
+    });
+    match message.tool_part("b1").unwrap() {
+        ToolPart::CreateBooking(call) => match &call.state {
+            ToolState::OutputAvailable { input, output } => {
+                assert_eq!(input.party_size, 6);
+                assert_eq!(output.booking_id, "BK-1");
+            }
+            other => panic!("unexpected state {other:?}"),
+        },
+        other => panic!("unexpected part {other:?}"),
+    }
+}
+
+#[test]
+fn a_booking_result_without_approval_is_never_shown() {
+    let mut message = run(&[
+        input_start("b1", "createBooking"),
+        AgentEvent::ToolInputAvailable {
+            tool_call_id: "b1".into(),
+            tool_name: "createBooking".into(),
+            input: booking_input(),
+        },
+    ]);
+    let skipped = message.apply(&AgentEvent::ToolOutputAvailable {
+        tool_call_id: "b1".into(),
+        output: json!({"bookingId": "BK-1", "status": "confirmed", "restaurantId": "hn-1",
+            "restaurantName": "X", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"}),
+    });
+    assert_eq!(skipped, Applied::Ignored);
+    assert_eq!(
+        message.tool_part("b1").unwrap().state_name(),
+        "input-available"
+    );
+}
+
+#[test]
+fn decline_ends_denied_and_never_output() {
+    let mut message = run(&[
+        input_start("b1", "createBooking"),
+        AgentEvent::ToolInputAvailable {
+            tool_call_id: "b1".into(),
+            tool_name: "createBooking".into(),
+            input: booking_input(),
+        },
+        AgentEvent::ToolApprovalRequest {
+            approval_id: "b1".into(),
+            tool_call_id: "b1".into(),
+            preview: None,
+        },
+        AgentEvent::ToolOutputDenied {
+            tool_call_id: "b1".into(),
+        },
+    ]);
+    assert_eq!(
+        message.tool_part("b1").unwrap().state_name(),
+        "output-denied"
+    );
+    let late = message.apply(&AgentEvent::ToolOutputAvailable {
+        tool_call_id: "b1".into(),
+        output: json!({}),
+    });
+    assert_eq!(late, Applied::Ignored);
+}
+
+#[test]
+fn invalid_input_and_unknown_tools_end_in_errors() {
+    let error = ToolError::new(
+        ErrorCode::ValidationError,
+        "partySize: required field is missing",
+    );
+    let message = run(&[
+        input_start("b1", "createBooking"),
+        input_delta("b1", "{\"restaurantId\":\"hn-1\"}"),
+        AgentEvent::ToolInputError {
+            tool_call_id: "b1".into(),
+            tool_name: "createBooking".into(),
+            input: json!({"restaurantId": "hn-1"}),
+            error_text: error.message.clone(),
+            error: error.clone(),
+        },
+        input_start("x1", "launchRocket"),
+        AgentEvent::ToolInputError {
+            tool_call_id: "x1".into(),
+            tool_name: "launchRocket".into(),
+            input: json!({}),
+            error_text: "unknown".into(),
+            error: ToolError::new(ErrorCode::UnknownTool, "unknown"),
+        },
+    ]);
+    assert_eq!(
+        message.tool_part("b1").unwrap().state_name(),
+        "output-error"
+    );
+    let unknown = message.tool_part("x1").unwrap();
+    assert_eq!(unknown.tool_name(), "launchRocket");
+    assert_eq!(unknown.state_name(), "output-error");
+    assert!(matches!(unknown, ToolPart::Unknown(_)));
+}
+
+#[test]
+fn events_for_unknown_ids_are_ignored() {
+    let mut message = Message::assistant("m");
+    assert_eq!(message.apply(&input_delta("nope", "{")), Applied::Ignored);
+    assert_eq!(
+        message.apply(&AgentEvent::ToolOutputDenied {
+            tool_call_id: "nope".into()
+        }),
+        Applied::Ignored
+    );
+    assert!(message.parts.is_empty());
+}
+
+#[test]
+fn messages_round_trip_through_json_mid_stream() {
+    let message = run(&[
+        AgentEvent::TextDelta {
+            id: "t".into(),
+            delta: "Để tôi xem".into(),
+        },
+        input_start("c1", "getWeather"),
+        input_delta("c1", "{\"city\":\"Hu"),
+        AgentEvent::finish(RunStatus::Error, None),
+    ]);
+    let json = serde_json::to_value(&message).unwrap();
+    assert_eq!(json["parts"][1]["type"], "tool");
+    assert_eq!(json["parts"][1]["tool"], "getWeather");
+    assert_eq!(json["parts"][1]["state"], "input-streaming");
+    assert_eq!(json["parts"][1]["partialInput"], json!({"city": "Hu"}));
+    let mut back: Message = serde_json::from_value(json).unwrap();
+    assert_eq!(back, message);
+    // Loaded mid-stream, the parser carries on from the stored text.
+    back.apply(&input_delta("c1", "ế\"}"));
+    match back.tool_part("c1").unwrap() {
+        ToolPart::GetWeather(call) => match &call.state {
+            ToolState::InputStreaming(input) => {
+                assert_eq!(input.partial(), &json!({"city": "Huế"}))
+            }
+            other => panic!("unexpected state {other:?}"),
+        },
+        other => panic!("unexpected part {other:?}"),
+    }
+}

@@ -1,0 +1,151 @@
+//! The HTTP contract between the page and the server: route paths, header names, and the
+//! bodies both sides read and write. The server's router and handlers and the browser's
+//! client use these same items, so the two cannot drift apart.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `POST /api/chat`: a person's message (or "write the last reply again"), answered as a
+/// UI Message Stream.
+pub const CHAT_URL: &str = "/api/chat";
+/// `POST /api/approvals`: a decision on a confirmation.
+pub const APPROVALS_URL: &str = "/api/approvals";
+/// `POST /api/calls/reopen`: takes up a confirmation the person moved on from.
+pub const REOPEN_URL: &str = "/api/calls/reopen";
+/// `GET /api/bookings`: the owner's upcoming bookings (`?all=1`: every booking).
+pub const BOOKINGS_ROUTE: &str = "/api/bookings";
+/// `GET /api/bookings?all=1`: all the owner's bookings, cancelled and past ones too, as
+/// `listBookings` returns them.
+pub const BOOKINGS_URL: &str = "/api/bookings?all=1";
+/// The router's pattern of [`conversation_url`].
+pub const CONVERSATION_ROUTE: &str = "/api/conversations/{id}";
+/// The router's pattern of [`stop_url`].
+pub const STOP_ROUTE: &str = "/api/chat/{id}/stop";
+/// The router's pattern of [`stream_url`].
+pub const STREAM_ROUTE: &str = "/api/chat/{id}/stream";
+
+/// The response header naming the run a reply stream belongs to, so a client that lost the
+/// stream asks for the rest of that very run.
+pub const RUN_ID_HEADER: &str = "x-datban-run-id";
+
+/// `POST /api/chat/{id}/stop`: stops the conversation's reply in progress.
+pub fn stop_url(id: &str) -> String {
+    format!("/api/chat/{}/stop", encode_component(id))
+}
+
+/// `GET /api/conversations/{id}`.
+pub fn conversation_url(id: &str) -> String {
+    format!("/api/conversations/{}", encode_component(id))
+}
+
+/// `GET /api/chat/{id}/stream?after=N[&run=…]`: the events of the conversation's reply
+/// being written after the first `after` (of run `run_id`, when known: another run answers
+/// 204, like no run).
+pub fn stream_url(id: &str, after: u64, run_id: Option<&str>) -> String {
+    let mut url = format!("/api/chat/{}/stream?after={after}", encode_component(id));
+    if let Some(run_id) = run_id {
+        url.push_str("&run=");
+        url.push_str(&encode_component(run_id));
+    }
+    url
+}
+
+/// `segment` percent-encoded for a URL path segment or query value: unreserved characters
+/// as they are, every other byte as `%XX`.
+pub fn encode_component(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// Body of `POST /api/approvals`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApprovalRequest {
+    /// The conversation the call belongs to.
+    pub conversation_id: String,
+    /// The call being decided.
+    pub tool_call_id: String,
+    /// The decision.
+    pub approved: bool,
+    /// The input as the person edited it; absent when nothing changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_input: Option<Value>,
+}
+
+/// Body of `POST /api/calls/reopen`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReopenRequest {
+    /// The conversation the call belongs to.
+    pub conversation_id: String,
+    /// The call that was closed when the person wrote something else.
+    pub tool_call_id: String,
+}
+
+/// A reply still being written when the conversation was read, and how much of it the
+/// stored copy holds: the page asks for the events after `after` and folds them in
+/// (`GET /api/chat/{id}/stream?after={after}&run={runId}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunningReply {
+    /// The assistant message.
+    pub message_id: String,
+    /// The run writing it, when the server found one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// How many of the run's events the stored copy holds.
+    pub after: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_encode_their_ids_and_match_the_routes() {
+        assert_eq!(conversation_url("a b/c"), "/api/conversations/a%20b%2Fc");
+        assert_eq!(
+            stream_url("chat:1", 3, Some("run_x")),
+            "/api/chat/chat%3A1/stream?after=3&run=run_x"
+        );
+        for (url, route) in [
+            (conversation_url("x"), CONVERSATION_ROUTE),
+            (stop_url("x"), STOP_ROUTE),
+            (stream_url("x", 0, None), STREAM_ROUTE),
+        ] {
+            let path = url.split('?').next().unwrap_or_default();
+            assert_eq!(path, route.replace("{id}", "x"));
+        }
+        assert!(BOOKINGS_URL.starts_with(BOOKINGS_ROUTE));
+    }
+
+    #[test]
+    fn decisions_refuse_unknown_fields_and_round_trip() {
+        let request = ApprovalRequest {
+            conversation_id: "c".into(),
+            tool_call_id: "t".into(),
+            approved: true,
+            edited_input: None,
+        };
+        let text = serde_json::to_string(&request).unwrap_or_default();
+        assert_eq!(
+            text,
+            r#"{"conversationId":"c","toolCallId":"t","approved":true}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<ApprovalRequest>(&text).ok(),
+            Some(request)
+        );
+        assert!(serde_json::from_str::<ApprovalRequest>(
+            r#"{"conversationId":"c","toolCallId":"t","approved":true,"force":1}"#
+        )
+        .is_err());
+    }
+}

@@ -24,6 +24,7 @@ mod labels;
 mod lazy;
 pub mod page_data;
 mod parts;
+mod reattach;
 mod sse;
 mod state;
 mod view;

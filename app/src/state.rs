@@ -586,45 +586,53 @@ impl ChatState {
     /// the missing events are asked for: never one twice. When no run is going any more
     /// (204), the stored conversation says how the reply ended.
     async fn reattach(self, mut follow: Follow, generation: u64) -> Result<(), StreamFailure> {
+        use crate::reattach::{Answer, Next, ReadEnd, Reattach};
         let Some(conversation_id) = self.conversation_id.get_untracked() else {
             return Err(StreamFailure::Interrupted(interrupted()));
         };
-        for delay in REATTACH_DELAYS_MS {
-            if delay > 0 {
-                crate::client::sleep_ms(delay).await;
+        let mut machine = Reattach::new(conversation_id, follow.applied, follow.run_id.clone());
+        while let Some(request) = machine.next_request() {
+            if request.delay_ms > 0 {
+                crate::client::sleep_ms(request.delay_ms).await;
             }
             if !self.current(generation) {
                 return Ok(());
             }
-            let url =
-                crate::api::stream_url(&conversation_id, follow.applied, follow.run_id.as_deref());
-            match crate::client::get_event_stream(&url).await {
-                Ok(None) => {
-                    self.refresh(generation).await;
-                    return Ok(());
-                }
+            let answer = match crate::client::get_event_stream(&request.url).await {
+                Ok(None) => Answer::NoRun,
                 Ok(Some(stream)) => {
+                    let run_id = stream.run_id.clone();
                     if follow.run_id.is_none() {
-                        follow.run_id = stream.run_id.clone();
+                        follow.run_id.clone_from(&run_id);
                     }
+                    let before = follow.applied;
                     let end = self.read_into(stream, &mut follow, generation).await;
-                    match end {
-                        Ok(crate::client::StreamEnd::Cancelled) => return Ok(()),
-                        _ if follow.finished() => return Ok(()),
-                        // Over without saying how (its server went away): ask the store.
-                        Ok(crate::client::StreamEnd::Done) => {
-                            self.refresh(generation).await;
-                            return Ok(());
-                        }
-                        // Cut again: the next attempt asks for what is still missing.
-                        _ => {}
+                    for _ in before..follow.applied {
+                        machine.applied_one();
+                    }
+                    Answer::Read {
+                        run_id,
+                        end: match end {
+                            Ok(crate::client::StreamEnd::Done) => ReadEnd::Done,
+                            Ok(crate::client::StreamEnd::Cancelled) => ReadEnd::Cancelled,
+                            Ok(crate::client::StreamEnd::Eof) | Err(_) => ReadEnd::Cut,
+                        },
+                        finished: follow.finished(),
                     }
                 }
                 Err(error) if error.status.is_some_and(|status| status < 500) => {
-                    return Err(StreamFailure::Interrupted(error.message));
+                    Answer::Refused(error.message)
                 }
-                // Unreachable or failing for now: try again.
-                Err(_) => {}
+                Err(_) => Answer::Unreachable,
+            };
+            match machine.on_answer(answer) {
+                Next::Again => {}
+                Next::Refresh => {
+                    self.refresh(generation).await;
+                    return Ok(());
+                }
+                Next::Stop => return Ok(()),
+                Next::Fail(message) => return Err(StreamFailure::Interrupted(message)),
             }
         }
         Err(StreamFailure::Interrupted(interrupted()))
@@ -795,10 +803,6 @@ impl Follow {
             .is_some()
     }
 }
-
-/// Pauses before each attempt to pick a lost stream up again, in milliseconds.
-#[cfg(feature = "hydrate")]
-const REATTACH_DELAYS_MS: [u32; 5] = [0, 500, 1000, 2000, 4000];
 
 #[cfg(feature = "hydrate")]
 const INTERRUPTED: (&str, &str) = (

@@ -337,7 +337,7 @@ pub async fn lock_for_update(
 /// `DATBAN_TEST_POSTGRES_URL` names. The same file serves the integration tests.
 #[cfg(test)]
 #[allow(dead_code)]
-#[path = "../tests/support/test_db.rs"]
+#[path = "../tests/it/support/test_db.rs"]
 pub(crate) mod test_db;
 
 /// A migrated pool on a fresh test database, and the guard that removes the database.

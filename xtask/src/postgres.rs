@@ -20,7 +20,7 @@ use crate::{
 
 /// Set to `1` to leave the PostgreSQL pass out (documented in the README).
 const SKIP_ENV: &str = "DATBAN_SKIP_POSTGRES";
-/// The variable the server's test support reads (`server/tests/support/test_db.rs`).
+/// The variable the server's test support reads (`server/tests/it/support/test_db.rs`).
 const TEST_URL_ENV: &str = "DATBAN_TEST_POSTGRES_URL";
 /// Debian installs each major version's server tools under `<here>/<version>/bin`.
 const BIN_ROOT: &str = "/usr/lib/postgresql";
@@ -49,11 +49,15 @@ pub fn test_server(ws: &Workspace) -> Result<(), Failure> {
         cluster.base.display()
     );
     let tests_started = Instant::now();
+    // The chaos test apart, after the others, with its figures on the terminal.
     let result = cmd::run(
         cmd::cargo(ws)
-            .args(["test", "-p", "server", "--tests"])
+            .args([
+                "test", "-p", "server", "--tests", "--", "--skip", CHAOS_TEST,
+            ])
             .env(TEST_URL_ENV, cluster.admin_url()),
-    );
+    )
+    .and_then(|()| cmd::run(&mut chaos_command(ws, &cluster, None)));
     let tests = tests_started.elapsed();
     if result.is_err() {
         cluster.print_log_tail();
@@ -67,27 +71,47 @@ pub fn test_server(ws: &Workspace) -> Result<(), Failure> {
     result.map_err(|failure| Failure::new(format!("the server tests on PostgreSQL: {failure}")))
 }
 
-/// Runs the chaos test alone (`server/tests/postgres.rs`) against a fresh cluster, with
-/// kills for at least `seconds` over `conversations` conversations.
+/// The chaos test (`server/tests/it/postgres.rs`), by its name's prefix.
+const CHAOS_TEST: &str = "postgres::chaos_";
+
+/// `cargo test` of the chaos test alone on `cluster`, its figures printed; sized by
+/// `(seconds, conversations)` when given, else its defaults.
+fn chaos_command(
+    ws: &Workspace,
+    cluster: &Cluster,
+    size: Option<(u64, u64)>,
+) -> std::process::Command {
+    let mut command = cmd::cargo(ws);
+    command
+        .args([
+            "test",
+            "-p",
+            "server",
+            "--test",
+            "it",
+            CHAOS_TEST,
+            "--",
+            "--nocapture",
+        ])
+        .env(TEST_URL_ENV, cluster.admin_url());
+    if let Some((seconds, conversations)) = size {
+        command
+            .env("DATBAN_CHAOS_SECONDS", seconds.to_string())
+            .env("DATBAN_CHAOS_CONVERSATIONS", conversations.to_string());
+    }
+    command
+}
+
+/// Runs the chaos test alone against a fresh cluster, with kills for at least `seconds`
+/// over `conversations` conversations.
 pub fn chaos(ws: &Workspace, seconds: u64, conversations: u64) -> Result<(), Failure> {
     let bin = ensure_binaries()?;
     let cluster = Cluster::start(&bin)?;
-    let result = cmd::run(
-        cmd::cargo(ws)
-            .args([
-                "test",
-                "-p",
-                "server",
-                "--test",
-                "postgres",
-                "chaos_",
-                "--",
-                "--nocapture",
-            ])
-            .env(TEST_URL_ENV, cluster.admin_url())
-            .env("DATBAN_CHAOS_SECONDS", seconds.to_string())
-            .env("DATBAN_CHAOS_CONVERSATIONS", conversations.to_string()),
-    );
+    let result = cmd::run(&mut chaos_command(
+        ws,
+        &cluster,
+        Some((seconds, conversations)),
+    ));
     if result.is_err() {
         cluster.print_log_tail();
     }

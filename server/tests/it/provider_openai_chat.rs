@@ -2,7 +2,7 @@
 //! socket, its request bodies, its decoder on edge cases, and the whole server running on
 //! it through a fake provider.
 
-mod support;
+use crate::support;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 

@@ -8,7 +8,7 @@
 //! (409 `ALREADY_RESOLVED` with `outcome`), never a second execution. Edited input is
 //! validated again before anything is taken.
 
-mod support;
+use crate::support;
 
 use futures::future::join_all;
 use serde_json::{json, Value};

@@ -8,7 +8,7 @@
 //! the owner approves; declining keeps it. The built-in offline model, given the same
 //! review, proposes nothing.
 
-mod support;
+use crate::support;
 
 use std::{
     sync::{Arc, Mutex},

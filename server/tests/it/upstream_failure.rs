@@ -2,7 +2,7 @@
 //! and the person's stream carries a structured, retryable infrastructure error that says
 //! nothing about where the service is or what it answered.
 
-mod support;
+use crate::support;
 
 use std::{net::SocketAddr, time::Duration};
 

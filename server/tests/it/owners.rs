@@ -6,7 +6,7 @@
 //! model is switchable: the offline model sets A's things up through the real flows, then
 //! a fake provider on a socket plays a model that proposes A's ids in B's conversations.
 
-mod support;
+use crate::support;
 
 use std::{
     sync::{Arc, Mutex},

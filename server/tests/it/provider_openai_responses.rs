@@ -1,6 +1,6 @@
 //! The OpenAI Responses adapter against a recorded real stream, replayed over a socket.
 
-mod support;
+use crate::support;
 
 use std::{collections::BTreeMap, time::Duration};
 

@@ -3,7 +3,7 @@
 //! or no booking and the call still pending — never a half state, and the call never runs
 //! twice.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

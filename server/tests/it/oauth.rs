@@ -3,7 +3,7 @@
 //! owner, code and refresh-token replay, revocation, expiry, audience, and the owner's
 //! connected apps.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::Ordering;
 

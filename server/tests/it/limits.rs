@@ -2,7 +2,7 @@
 //! per-owner rate limit, the Origin check, security headers and the page's CSP nonce, and
 //! the agent loop's bounds on what a model streams (argument size, bytes per run).
 
-mod support;
+use crate::support;
 
 use std::{num::NonZeroU32, sync::Arc, time::Duration};
 

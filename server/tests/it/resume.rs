@@ -7,7 +7,7 @@
 //! Runs on whichever backend the test database is (SQLite file, or Postgres when the test
 //! command sets `DATBAN_TEST_POSTGRES_URL`).
 
-mod support;
+use crate::support;
 
 use std::{
     sync::{

@@ -1,7 +1,7 @@
 //! Three assistants in one server: each conversation is bound to one when it is created,
 //! and its model is offered, and may run, only that assistant's tools.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::fake_provider::{chat_call, chat_text, openai_chat, spawn};

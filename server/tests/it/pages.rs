@@ -1,6 +1,6 @@
 //! Server-side rendering of the chat page, without a socket.
 
-mod support;
+use crate::support;
 
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;

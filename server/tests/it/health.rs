@@ -1,6 +1,6 @@
 //! `GET /healthz` through the whole router, without a socket.
 
-mod support;
+use crate::support;
 
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;

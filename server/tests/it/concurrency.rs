@@ -12,7 +12,7 @@
 //! When our storage does fail during an approval, the decision is given back: the call is
 //! pending again, its part still asks, and approving again books it.
 
-mod support;
+use crate::support;
 
 use std::{collections::HashSet, sync::Arc};
 

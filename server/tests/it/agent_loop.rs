@@ -1,7 +1,7 @@
 //! The agent loop end to end over a real socket: the offline model proposes, the server
 //! validates, executes, pauses for approval and persists.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use server::agent::AgentConfig;

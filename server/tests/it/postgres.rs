@@ -5,7 +5,7 @@
 //! one conversation at once; a reply whose server died or was shut down ends as
 //! interrupted, and a stored reply agrees with the effects after a crash.
 
-mod support;
+use crate::support;
 
 use std::{
     sync::Arc,

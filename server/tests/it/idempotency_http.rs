@@ -6,7 +6,7 @@
 //! Runs on whichever backend the test database is (SQLite file, or Postgres when the test
 //! command sets `DATBAN_TEST_POSTGRES_URL`).
 
-mod support;
+use crate::support;
 
 use futures::future::join_all;
 use serde_json::{json, Value};

@@ -1,6 +1,6 @@
 //! The Anthropic Messages adapter against recorded real streams, replayed over a socket.
 
-mod support;
+use crate::support;
 
 use std::{collections::BTreeMap, time::Duration};
 

@@ -5,7 +5,7 @@
 //! is either still pending or booked (never lost, never both), and the restarted server
 //! carries on.
 
-mod support;
+use crate::support;
 
 use std::{collections::HashSet, time::Duration};
 

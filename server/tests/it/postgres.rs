@@ -295,8 +295,10 @@ async fn a_reply_whose_server_was_killed_is_closed_as_interrupted_by_another() {
         if closed == 1 {
             break;
         }
+        // 2 s of heartbeat timeout and a sweep every 0.7 s: about 3 s, bounded loosely
+        // for a busy machine.
         assert!(
-            killed.elapsed() < Duration::from_secs(12),
+            killed.elapsed() < Duration::from_secs(30),
             "the dead run was not closed within the heartbeat timeout and a sweep"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -347,14 +349,16 @@ async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() {
     let seen = read_until(&mut response, "text-delta").await;
     let conversation = conversation_in(&seen);
     a.terminate();
-    let rest = tokio::time::timeout(Duration::from_secs(15), response.text())
+    // Bounded well above what it takes (under a second alone): the machine may be busy
+    // with other tests, and a hang is for ever.
+    let rest = tokio::time::timeout(Duration::from_secs(60), response.text())
         .await
         .expect("the reply's stream hung after SIGTERM")
         .unwrap();
     assert!(rest.contains("data: [DONE]"), "{rest}");
     assert!(rest.contains(r#""status":"interrupted""#), "{rest}");
     assert!(
-        a.exited_within(Duration::from_secs(10)),
+        a.exited_within(Duration::from_secs(30)),
         "the process did not exit"
     );
 

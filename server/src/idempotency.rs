@@ -26,10 +26,7 @@ use shared::tools::{ErrorCode, ToolError};
 
 use futures::future::BoxFuture;
 
-use crate::{
-    db::Pool,
-    tools::{ExecError, ToolContext},
-};
+use crate::{db::Pool, exec::ExecError};
 
 /// How long a claim holds a key before another request may take it over, in seconds.
 /// Longer than any executor should run; short enough that a crash blocks a retry briefly.
@@ -420,17 +417,48 @@ impl Lease {
 /// may fix (rolled back; the key is freed).
 pub type Outcome = Result<Result<Value, ToolError>, ExecError>;
 
+/// A step that commits with an effect, inside its transaction (an approved call's pending
+/// row deleted); an error rolls the effect back.
+pub type OnCommit = Box<
+    dyn for<'t> FnOnce(&'t mut sqlx::AnyConnection) -> BoxFuture<'t, Result<(), ExecError>>
+        + Send
+        + Sync,
+>;
+
+/// `step` as an [`OnCommit`] (a closure's higher-ranked signature is inferred from here).
+pub fn on_commit<F>(step: F) -> OnCommit
+where
+    F: for<'t> FnOnce(&'t mut sqlx::AnyConnection) -> BoxFuture<'t, Result<(), ExecError>>
+        + Send
+        + Sync
+        + 'static,
+{
+    Box::new(step)
+}
+
+/// Who a side effect runs for, and what commits with it.
+pub struct Effect<'a> {
+    /// The database.
+    pub db: &'a Pool,
+    /// Whose key it is.
+    pub owner_id: &'a str,
+    /// The moment it is asked for (leases are measured from it).
+    pub now: DateTime<Utc>,
+    /// Run inside the effect's transaction once its record is written.
+    pub on_commit: Option<OnCommit>,
+}
+
 /// Runs `effect` at most once per (owner, scope, key): claims the key, runs the effect in a
 /// write transaction ([`db::begin_write`]) and records its result in that same
 /// transaction, so the side effect and its record commit together or not at all (a crash
 /// in between leaves neither, and the lease lets the next request run it). A repeat with
 /// the same fingerprint gets the stored result without running anything.
 ///
-/// When the call runs on a person's approval (`ctx.take`), its pending row is deleted in
-/// that same transaction too: a server killed before the commit leaves the call pending
-/// (to be decided again), never decided-but-not-done.
+/// `scope_of.on_commit` runs in that same transaction too (an approved call's pending row
+/// deleted): a server killed before the commit leaves the call pending (to be decided
+/// again), never decided-but-not-done.
 pub async fn run_once<F>(
-    ctx: &ToolContext,
+    scope_of: Effect<'_>,
     scope: &str,
     key: &str,
     fingerprint: &str,
@@ -439,8 +467,13 @@ pub async fn run_once<F>(
 where
     F: for<'t> FnOnce(&'t mut sqlx::AnyConnection) -> BoxFuture<'t, Outcome>,
 {
-    let db = &ctx.db;
-    let lease = match claim(db, &ctx.owner_id, scope, key, fingerprint, ctx.now).await? {
+    let Effect {
+        db,
+        owner_id,
+        now,
+        on_commit,
+    } = scope_of;
+    let lease = match claim(db, owner_id, scope, key, fingerprint, now).await? {
         Claim::Replay(stored) => return Ok(stored),
         Claim::Acquired(lease) => lease,
     };
@@ -450,7 +483,10 @@ where
                 Ok(mut tx) => {
                     let recorded = match effect(&mut tx).await {
                         Ok(result) => match lease.complete(&mut tx, &result).await {
-                            Ok(()) => finish_approval(&mut tx, ctx).await.map(|()| result),
+                            Ok(()) => match on_commit {
+                                Some(step) => step(&mut tx).await.map(|()| result),
+                                None => Ok(result),
+                            },
                             Err(error) => Err(error),
                         },
                         Err(error) => Err(error),
@@ -488,32 +524,6 @@ where
         }
     }
     outcome
-}
-
-/// Deletes the approved call's pending row inside the effect's transaction. The row must
-/// still be this decision's: if its take expired and another decision took it, this one
-/// rolls back and the other runs (under the same key, so still only once).
-async fn finish_approval(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    ctx: &ToolContext,
-) -> Result<(), ExecError> {
-    let Some(token) = &ctx.take else {
-        return Ok(());
-    };
-    let deleted = sqlx::query(
-        "DELETE FROM pending_calls WHERE conversation_id = $1 AND tool_call_id = $2 AND taken_by = $3",
-    )
-    .bind(&ctx.conversation_id)
-    .bind(&ctx.call_id)
-    .bind(token)
-    .execute(&mut **tx)
-    .await?;
-    if deleted.rows_affected() == 1 {
-        Ok(())
-    } else {
-        tracing::warn!(call = %ctx.call_id, "the decision's take expired before its effect committed");
-        Err(ExecError::Tool(key_in_use()))
-    }
 }
 
 /// A test hook: with `DATBAN_TEST_HOLD_EFFECT_MS` set, every side effect waits that long

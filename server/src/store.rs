@@ -638,6 +638,25 @@ pub async fn release_pending(db: &Pool, taken: &TakenCall) -> Result<(), StoreEr
     Ok(())
 }
 
+/// Deletes a taken call's pending row on `conn` (inside its effect's transaction): `false`
+/// when the row is no longer this take's (it expired and another decision took it).
+pub async fn delete_taken(
+    conn: &mut sqlx::AnyConnection,
+    conversation_id: &str,
+    tool_call_id: &str,
+    token: &str,
+) -> Result<bool, sqlx::Error> {
+    let deleted = sqlx::query(
+        "DELETE FROM pending_calls WHERE conversation_id = $1 AND tool_call_id = $2 AND taken_by = $3",
+    )
+    .bind(conversation_id)
+    .bind(tool_call_id)
+    .bind(token)
+    .execute(&mut *conn)
+    .await?;
+    Ok(deleted.rows_affected() == 1)
+}
+
 /// Gives back the calls of `conversation_id` taken for run `run_id` (a run closed as
 /// interrupted: its process died holding them), on `conn`: pending again at once.
 pub async fn release_takes_of(

@@ -128,7 +128,7 @@ pub async fn run(
     );
     let (booking, task) = (input.clone(), ctx.clone());
     let stored = idempotency::run_once(
-        ctx,
+        ctx.effect(),
         BOOKING_SCOPE,
         &ctx.call_key(),
         &fingerprint,

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use shared::preview::{ApprovalPreview, CancellationPreview};
-use shared::tools::{ErrorCode, Rule, ToolError, ToolInput};
+use shared::tools::ToolInput;
 
 use crate::db::Pool;
 
@@ -42,6 +42,33 @@ impl ToolContext {
     pub fn call_key(&self) -> String {
         format!("{}/{}", self.conversation_id, self.call_id)
     }
+
+    /// What this call's side effect runs for, and what commits with it: when the call
+    /// runs on a person's approval, its pending row is deleted in the effect's own
+    /// transaction (a crash leaves the call pending, or done, never decided-but-not-done).
+    pub fn effect(&self) -> idempotency::Effect<'_> {
+        idempotency::Effect {
+            db: &self.db,
+            owner_id: &self.owner_id,
+            now: self.now,
+            on_commit: self.take.as_deref().map(|token| {
+                let (conversation_id, call_id) = (self.conversation_id.clone(), self.call_id.clone());
+                let token = token.to_owned();
+                idempotency::on_commit(move |tx| {
+                    Box::pin(async move {
+                        if crate::store::delete_taken(tx, &conversation_id, &call_id, &token).await? {
+                            Ok(())
+                        } else {
+                            // Its take expired and another decision took it: this one
+                            // rolls back and the other runs (under the same key, once).
+                            tracing::warn!(call = %call_id, "the decision's take expired before its effect committed");
+                            Err(ExecError::Tool(idempotency::key_in_use()))
+                        }
+                    })
+                })
+            }),
+        }
+    }
 }
 
 /// Services outside the process that tools call; each is optional, with a local fallback.
@@ -51,39 +78,13 @@ pub struct Upstreams {
     pub weather: Option<weather::WeatherService>,
 }
 
-/// How an executor failed.
-#[derive(Debug)]
-pub enum ExecError {
-    /// A failure the model and the person may see as it is (validation against data,
-    /// upstream unavailable…).
-    Tool(ToolError),
-    /// A failure of ours; the details go to the log only.
-    Internal(String),
-}
-
-impl From<sqlx::Error> for ExecError {
-    fn from(error: sqlx::Error) -> Self {
-        ExecError::Internal(format!("database: {error}"))
-    }
-}
-
-impl ExecError {
-    /// A validation failure found by looking at data (the restaurant is closed then…).
-    pub fn invalid(message: impl Into<String>) -> Self {
-        ExecError::Tool(ToolError::new(ErrorCode::ValidationError, message))
-    }
-
-    /// A validation failure of one field against data, with the rule it broke, so the
-    /// person can be told in their language (the message stays the model's).
-    pub fn invalid_at(path: &str, rule: Rule, message: impl Into<String>) -> Self {
-        ExecError::Tool(ToolError::new(ErrorCode::ValidationError, message).at(path, rule))
-    }
-}
-
 fn to_json<T: Serialize>(output: T) -> Result<Value, ExecError> {
     serde_json::to_value(output)
         .map_err(|e| ExecError::Internal(format!("serialising output: {e}")))
 }
+
+pub use crate::exec::ExecError;
+use crate::idempotency;
 
 /// Runs a validated call. Side-effecting tools are idempotent on `ctx.call_id`.
 pub async fn execute(input: &ToolInput, ctx: &ToolContext) -> Result<Value, ExecError> {

@@ -179,7 +179,7 @@ pub async fn cancel(
     let fingerprint = idempotency::fingerprint(&json!({ "bookingId": input.booking_id }));
     let (input, task) = (input.clone(), ctx.clone());
     let stored = idempotency::run_once(
-        ctx,
+        ctx.effect(),
         CANCEL_SCOPE,
         &ctx.call_key(),
         &fingerprint,

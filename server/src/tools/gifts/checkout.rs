@@ -226,7 +226,7 @@ pub async fn commit(
     let fingerprint = checkout_fingerprint(&draft_id);
     let (purchase_input, task) = (input.clone(), ctx.clone());
     let stored = idempotency::run_once(
-        ctx,
+        ctx.effect(),
         CHECKOUT_SCOPE,
         &input.idempotency_key,
         &fingerprint,

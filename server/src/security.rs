@@ -526,6 +526,14 @@ impl MessageLimiter {
     }
 }
 
+/// Now, in milliseconds since 1970 (the shared limit compares clocks of replicas).
+fn epoch_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// A per-owner limit counted in the database (the generic cell rate algorithm, one row
 /// per owner, one conditional upsert per request).
 #[derive(Clone)]
@@ -537,13 +545,7 @@ struct SharedLimit {
 impl SharedLimit {
     /// `Ok(None)`: allowed and counted; `Ok(Some(seconds))`: refused, retry after that.
     async fn check(&self, owner: &str) -> Result<Option<u64>, sqlx::Error> {
-        let now = i64::try_from(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_millis(),
-        )
-        .unwrap_or(i64::MAX);
+        let now = epoch_ms();
         let period = 60_000 / i64::from(self.limit.per_minute.get()).max(1);
         let window = period * i64::from(self.limit.burst.get());
         let allowed: Option<(i64,)> = sqlx::query_as(
@@ -574,13 +576,7 @@ impl SharedLimit {
     fn prune(&self) {
         let db = self.db.clone();
         tokio::spawn(async move {
-            let before = i64::try_from(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_millis(),
-            )
-            .unwrap_or(i64::MAX);
+            let before = epoch_ms();
             if let Err(error) = sqlx::query("DELETE FROM rate_allowances WHERE tat < $1")
                 .bind(before)
                 .execute(&db)

@@ -33,23 +33,31 @@ impl Runs {
         Ok(closed)
     }
 
+    /// Whether every run of this process ended within `max`.
+    async fn idle_within(&self, max: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + max;
+        loop {
+            // Registered before looking, so an end between the look and the wait wakes it.
+            let freed = self.inner.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if self.active().is_empty() {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                return false;
+            }
+        }
+    }
+
     /// Shuts the registry down: no new run starts from now on; the runs going may finish
     /// within `grace`; what is left then is stopped and ends as interrupted (a run that
     /// cannot even store that is closed as another process would close it). How many runs
     /// were stopped so.
     pub async fn shut_down(&self, grace: Duration) -> usize {
         self.inner.closing.store(true, Ordering::Release);
-        let deadline = tokio::time::Instant::now() + grace;
-        loop {
-            let freed = self.inner.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            if self.active().is_empty() {
-                return 0;
-            }
-            if tokio::time::timeout_at(deadline, freed).await.is_err() {
-                break;
-            }
+        if self.idle_within(grace).await {
+            return 0;
         }
         // Stopped as interrupted (not as by the person), and stored as they end.
         let left: Vec<Arc<ActiveRun>> = self.active().values().cloned().collect();
@@ -57,17 +65,8 @@ impl Runs {
             run.last_save.interrupt();
             run.token.cancel();
         }
-        let stopped = tokio::time::Instant::now() + STOP_AT_SHUTDOWN;
-        loop {
-            let freed = self.inner.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            if self.active().is_empty() {
-                return left.len();
-            }
-            if tokio::time::timeout_at(stopped, freed).await.is_err() {
-                break;
-            }
+        if self.idle_within(STOP_AT_SHUTDOWN).await {
+            return left.len();
         }
         // Stuck (a database that does not answer, say): closed as another process would
         // close them, and this process writes nothing more for them.

@@ -14,8 +14,8 @@ use shared::{
 // Sent and read by the hydrate build only.
 #[cfg_attr(not(feature = "hydrate"), allow(unused_imports))]
 pub use shared::http::{
-    conversation_url, encode_component, stop_url, stream_url, ApprovalRequest, ReopenRequest,
-    RunningReply, APPROVALS_URL, BOOKINGS_URL, CHAT_URL, REOPEN_URL, RUN_ID_HEADER,
+    conversation_url, encode_component, stop_url, ApprovalRequest, ReopenRequest, RunningReply,
+    APPROVALS_URL, BOOKINGS_URL, CHAT_URL, REOPEN_URL, RUN_ID_HEADER,
 };
 
 /// Body of `POST /api/chat`.

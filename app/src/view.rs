@@ -182,10 +182,11 @@ mod imp {
             where
                 T::State: 'static,
             {
-                let value = *value
-                    .downcast::<T>()
-                    .expect("a PartView holds its own type");
-                let state: Box<dyn ErasedState> = Box::new(value.build());
+                // A PartView holds its own type; were it ever not, nothing is shown.
+                let state: Box<dyn ErasedState> = match value.downcast::<T>() {
+                    Ok(value) => Box::new(value.build()),
+                    Err(_) => Box::new(().build()),
+                };
                 // A view that puts nothing in the page (`()`) still needs a place, so a
                 // later view of another type knows where to go.
                 let placeholder = (!T::EXISTS).then(Rndr::create_placeholder);
@@ -200,15 +201,14 @@ mod imp {
             where
                 T::State: 'static,
             {
-                let value = *value
-                    .downcast::<T>()
-                    .expect("a PartView holds its own type");
-                let state = state
-                    .state
-                    .as_any_mut()
-                    .downcast_mut::<T::State>()
-                    .expect("rebuilt with the same type");
-                value.rebuild(state);
+                // Rebuilt only with the type it was built with (the caller compares
+                // `type_id`s); anything else leaves the view as it is.
+                let Ok(value) = value.downcast::<T>() else {
+                    return;
+                };
+                if let Some(state) = state.state.as_any_mut().downcast_mut::<T::State>() {
+                    value.rebuild(state);
+                }
             }
             PartView {
                 type_id: TypeId::of::<T>(),

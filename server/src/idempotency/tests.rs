@@ -1,4 +1,5 @@
 //! Tests of `idempotency`.
+#![cfg(test)]
 
 use std::sync::Arc;
 

@@ -170,6 +170,7 @@ pub fn error_message(status: u16, body: &str, lang: Lang) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use shared::http::stream_url;
     use shared::message::{MessagePart, Role, ToolPart};
 
     #[test]

@@ -1,17 +1,15 @@
-//! The browser's side of the HTTP API: `fetch`, reading an event stream as it arrives,
-//! and the page URL. Compiled only with `hydrate`.
+//! The browser's side of the HTTP API (`gloo-net`): JSON requests, and an event stream's
+//! body read as it arrives. Compiled only with `hydrate`.
 
 use std::ops::ControlFlow;
 
+use gloo_net::http::{Method, RequestBuilder, Response};
 use js_sys::Uint8Array;
 use serde::{de::DeserializeOwned, Serialize};
 use shared::events::AgentEvent;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    Headers, ReadableStreamDefaultReader, ReadableStreamReadResult, RequestCredentials,
-    RequestInit, Response, UrlSearchParams,
-};
+use web_sys::{ReadableStreamDefaultReader, ReadableStreamReadResult, RequestCredentials};
 
 use crate::{
     api,
@@ -84,13 +82,13 @@ pub async fn post_event_stream(
     body: &impl Serialize,
 ) -> Result<Option<EventStream>, ClientError> {
     let body = serde_json::to_string(body).map_err(|_| ClientError::local(BROWSER_ERROR))?;
-    open_event_stream(fetch("POST", url, Some(&body), "text/event-stream").await?)
+    open_event_stream(fetch(Method::POST, url, Some(&body), "text/event-stream").await?)
 }
 
 /// `GET`s the event stream at `url`; `Ok(None)` when the server answered `204 No Content`
 /// (no reply is being written).
 pub async fn get_event_stream(url: &str) -> Result<Option<EventStream>, ClientError> {
-    open_event_stream(fetch("GET", url, None, "text/event-stream").await?)
+    open_event_stream(fetch(Method::GET, url, None, "text/event-stream").await?)
 }
 
 fn open_event_stream(response: Response) -> Result<Option<EventStream>, ClientError> {
@@ -100,8 +98,6 @@ fn open_event_stream(response: Response) -> Result<Option<EventStream>, ClientEr
     let run_id = response
         .headers()
         .get(api::RUN_ID_HEADER)
-        .ok()
-        .flatten()
         .filter(|id| !id.is_empty());
     Ok(Some(EventStream { response, run_id }))
 }
@@ -233,14 +229,14 @@ pub async fn sleep_ms(ms: u32) {
 
 /// `POST`s an empty JSON object to `url`, for commands whose answer does not matter.
 pub async fn post_command(url: &str) -> Result<(), ClientError> {
-    fetch("POST", url, Some("{}"), "application/json")
+    fetch(Method::POST, url, Some("{}"), "application/json")
         .await
         .map(drop)
 }
 
 /// `GET`s `url` and reads the JSON answer.
 pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, ClientError> {
-    let response = fetch("GET", url, None, "application/json").await?;
+    let response = fetch(Method::GET, url, None, "application/json").await?;
     let text = response_text(&response)
         .await
         .ok_or_else(|| ClientError::local(INTERRUPTED))?;
@@ -260,7 +256,7 @@ pub async fn get_json<T: DeserializeOwned>(url: &str) -> Result<T, ClientError> 
 /// Sends `method` to `url` with an optional JSON `body` and reads the JSON answer (the
 /// consent page's answer, disconnecting an app).
 pub async fn send_json<T: DeserializeOwned>(
-    method: &str,
+    method: Method,
     url: &str,
     body: Option<&str>,
 ) -> Result<T, ClientError> {
@@ -278,52 +274,41 @@ pub async fn send_json<T: DeserializeOwned>(
 
 /// `GET url`: the body of a 2xx answer as text.
 pub async fn get_text(url: &str) -> Result<String, ClientError> {
-    let response = fetch("GET", url, None, "application/json").await?;
+    let response = fetch(Method::GET, url, None, "application/json").await?;
     response_text(&response)
         .await
         .ok_or_else(|| ClientError::local(INTERRUPTED))
 }
 
-/// Leaves the page for `url` (another site: the connected app's redirect URI).
-pub fn go_to(url: &str) {
-    if let Some(window) = web_sys::window() {
-        if window.location().assign(url).is_err() {
-            leptos::logging::warn!("datban: could not go to {url}");
-        }
-    }
-}
-
+/// One request through `gloo-net`: same-origin credentials (the owner cookie), `accept`
+/// as given, a JSON body when there is one. A non-2xx answer becomes a [`ClientError`] told
+/// in the person's language from the answer's `error.code`.
 async fn fetch(
-    method: &str,
+    method: Method,
     url: &str,
     body: Option<&str>,
     accept: &str,
 ) -> Result<Response, ClientError> {
-    let window = web_sys::window().ok_or_else(|| ClientError::local(BROWSER_ERROR))?;
-    let init = RequestInit::new();
-    init.set_method(method);
-    init.set_credentials(RequestCredentials::SameOrigin);
-    let headers = Headers::new().map_err(|_| ClientError::local(BROWSER_ERROR))?;
-    headers
-        .set("accept", accept)
-        .map_err(|_| ClientError::local(BROWSER_ERROR))?;
-    if let Some(body) = body {
-        headers
-            .set("content-type", "application/json")
-            .map_err(|_| ClientError::local(BROWSER_ERROR))?;
-        init.set_body(&JsValue::from_str(body));
-    }
-    init.set_headers(&headers);
-
-    let response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
+    let request = RequestBuilder::new(url)
+        .method(method)
+        .credentials(RequestCredentials::SameOrigin)
+        .header("accept", accept);
+    let request = match body {
+        Some(body) => request
+            .header("content-type", "application/json")
+            .body(body)
+            .map_err(|_| ClientError::local(BROWSER_ERROR))?,
+        None => request
+            .build()
+            .map_err(|_| ClientError::local(BROWSER_ERROR))?,
+    };
+    let response = request
+        .send()
         .await
-        .map_err(|_| ClientError::local(NETWORK_ERROR))?;
-    let response: Response = response
-        .dyn_into()
         .map_err(|_| ClientError::local(NETWORK_ERROR))?;
     if !response.ok() {
         let status = response.status();
-        let body = response_text(&response).await.unwrap_or_default();
+        let body = response.text().await.unwrap_or_default();
         return Err(ClientError {
             status: Some(status),
             message: api::error_message(status, &body, crate::i18n::lang()),
@@ -333,73 +318,5 @@ async fn fetch(
 }
 
 async fn response_text(response: &Response) -> Option<String> {
-    let promise = response.text().ok()?;
-    JsFuture::from(promise).await.ok()?.as_string()
-}
-
-/// The page's path and query as the address bar shows them (`/?c=…`).
-pub fn current_path() -> Option<String> {
-    let location = web_sys::window()?.location();
-    Some(format!(
-        "{}{}",
-        location.pathname().ok()?,
-        location.search().ok()?
-    ))
-}
-
-/// The page URL's query parameter `name`, when present and not empty.
-pub fn query_param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    UrlSearchParams::new_with_str(&search)
-        .ok()?
-        .get(name)
-        .filter(|value| !value.is_empty())
-}
-
-/// Replaces the page URL (no navigation, no history entry).
-pub fn replace_url(url: &str) {
-    let Some(history) = web_sys::window().and_then(|window| window.history().ok()) else {
-        return;
-    };
-    if history
-        .replace_state_with_url(&JsValue::NULL, "", Some(url))
-        .is_err()
-    {
-        leptos::logging::warn!("datban: could not set the page URL to {url}");
-    }
-}
-
-/// Whether the page is scrolled to (nearly) its end, so following new content is welcome.
-pub fn near_page_end() -> bool {
-    let Some(window) = web_sys::window() else {
-        return false;
-    };
-    let Some(root) = window
-        .document()
-        .and_then(|document| document.document_element())
-    else {
-        return false;
-    };
-    let viewport = window
-        .inner_height()
-        .ok()
-        .and_then(|height| height.as_f64())
-        .unwrap_or(0.0);
-    let scrolled = window.scroll_y().unwrap_or(0.0);
-    scrolled + viewport >= f64::from(root.scroll_height()) - 160.0
-}
-
-/// Scrolls to the end of the page once the current updates are drawn.
-pub fn scroll_to_page_end() {
-    leptos::prelude::request_animation_frame(|| {
-        let Some(window) = web_sys::window() else {
-            return;
-        };
-        if let Some(root) = window
-            .document()
-            .and_then(|document| document.document_element())
-        {
-            window.scroll_to_with_x_and_y(0.0, f64::from(root.scroll_height()));
-        }
-    });
+    response.text().await.ok()
 }

@@ -151,7 +151,7 @@ pub fn ConsentPage() -> impl IntoView {
         set_hydrated.set(true);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let Some(id) = crate::client::query_param("request") else {
+            let Some(id) = crate::browser::query_param("request") else {
                 load.set(Load::Failed(String::new()));
                 return;
             };
@@ -173,11 +173,15 @@ pub fn ConsentPage() -> impl IntoView {
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let body = serde_json::json!({"request": request.request, "allow": allow}).to_string();
-            let result =
-                crate::client::send_json::<Value>("POST", "/api/oauth/consent", Some(&body)).await;
+            let result = crate::client::send_json::<Value>(
+                gloo_net::http::Method::POST,
+                "/api/oauth/consent",
+                Some(&body),
+            )
+            .await;
             match result {
                 // The page stays busy while the browser leaves for the app.
-                Ok(answer) => crate::client::go_to(&text(&answer, "redirect")),
+                Ok(answer) => crate::browser::go_to(&text(&answer, "redirect")),
                 Err(error) => {
                     busy.set(false);
                     failure.set(Some(error.message));
@@ -319,7 +323,9 @@ pub fn ConnectedApps() -> impl IntoView {
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let url = format!("/api/connections/{}", crate::api::encode_component(&id));
-            match crate::client::send_json::<Value>("DELETE", &url, None).await {
+            match crate::client::send_json::<Value>(gloo_net::http::Method::DELETE, &url, None)
+                .await
+            {
                 Ok(_) => load.update(|load| {
                     if let Load::Loaded(list) = load {
                         list.connections.retain(|c| c.id != id);

@@ -96,9 +96,9 @@ pub fn LangSwitch() -> impl IntoView {
         .map(|(index, option)| {
             let on_click = move |ev: leptos::ev::MouseEvent| {
                 #[cfg(feature = "hydrate")]
-                if let Some(here) = crate::client::current_path() {
+                if let Some(here) = crate::browser::current_path() {
                     ev.prevent_default();
-                    crate::client::go_to(&switch_url(option, &here));
+                    crate::browser::go_to(&switch_url(option, &here));
                 }
                 #[cfg(not(feature = "hydrate"))]
                 let _ = ev;

@@ -19,7 +19,7 @@ use leptos::prelude::*;
 
 use crate::{
     i18n::t,
-    parts::skeleton,
+    skeleton::skeleton,
     view::{IntoPartView, PartView},
 };
 

@@ -14,6 +14,8 @@ use leptos_router::{
 
 mod api;
 mod bookings;
+#[cfg(feature = "hydrate")]
+mod browser;
 mod chat;
 #[cfg(feature = "hydrate")]
 mod client;
@@ -25,6 +27,7 @@ mod lazy;
 pub mod page_data;
 mod parts;
 mod reattach;
+mod skeleton;
 mod sse;
 mod state;
 mod view;

@@ -235,7 +235,7 @@ impl ChatState {
                 };
                 let body = serde_json::to_string(&body).unwrap_or_default();
                 let answer = crate::client::send_json::<serde_json::Value>(
-                    "POST",
+                    gloo_net::http::Method::POST,
                     crate::api::REOPEN_URL,
                     Some(&body),
                 )
@@ -321,7 +321,7 @@ impl ChatState {
         self.loading.set(false);
         self.error.set(None);
         #[cfg(feature = "hydrate")]
-        crate::client::replace_url("/");
+        crate::browser::replace_url("/");
     }
 
     /// Takes the assistant the server stored with the conversation; an unknown name
@@ -400,7 +400,7 @@ impl ChatState {
             text.clone(),
         ));
         self.streaming.set(true);
-        crate::client::scroll_to_page_end();
+        crate::browser::scroll_to_page_end();
         let generation = self.generation.get_value();
         leptos::task::spawn_local(async move {
             let conversation_id = self.conversation_id.get_untracked();
@@ -643,10 +643,10 @@ impl ChatState {
     /// written goes on growing.
     pub fn after_open(self, opened: Opened) {
         if let Some(path) = opened.path {
-            crate::client::replace_url(&path);
+            crate::browser::replace_url(&path);
         }
         if self.entries.with_untracked(|entries| !entries.is_empty()) {
-            crate::client::scroll_to_page_end();
+            crate::browser::scroll_to_page_end();
         }
         if let Some(running) = opened.running {
             self.follow_running(running, self.generation.get_value());
@@ -704,7 +704,7 @@ impl ChatState {
                 .and_then(|metadata| metadata.conversation_id.clone())
             {
                 if self.conversation_id.get_untracked().as_deref() != Some(id.as_str()) {
-                    crate::client::replace_url(&conversation_path(&id));
+                    crate::browser::replace_url(&conversation_path(&id));
                     self.conversation_id.set(Some(id));
                 }
             }
@@ -719,12 +719,12 @@ impl ChatState {
                     .unwrap_or_else(|| self.push(Message::assistant(message_id.clone())).message),
             );
         }
-        let follow = crate::client::near_page_end();
+        let follow = crate::browser::near_page_end();
         let message =
             target.get_or_insert_with(|| self.push(Message::assistant(String::new())).message);
         message.maybe_update(|message| message.apply(event) == shared::events::Applied::Yes);
         if follow {
-            crate::client::scroll_to_page_end();
+            crate::browser::scroll_to_page_end();
         }
     }
 

@@ -3,36 +3,10 @@
 //! The UI message is the one source of truth: the model sees exactly the calls and
 //! results the person sees, with incomplete or still-pending calls left out.
 
-use serde_json::{json, Value};
-use shared::{
-    message::{CallOutcome, Message, MessagePart, Role},
-    tools::{ErrorCode, ToolError},
-};
+use serde_json::Value;
+use shared::message::{CallOutcome, Message, MessagePart, Role};
 
-use crate::model::{ModelMessage, ProposedCall};
-
-/// The content of a tool result as the model reads it.
-pub fn result_content(outcome: &CallOutcome) -> Option<(String, bool)> {
-    let (value, is_error) = match outcome {
-        CallOutcome::Incomplete | CallOutcome::Pending => return None,
-        CallOutcome::Output(output) => {
-            let mut content = json!({"ok": true});
-            if let (Some(object), Some(fields)) = (content.as_object_mut(), output.as_object()) {
-                object.extend(fields.clone());
-            }
-            (content, false)
-        }
-        CallOutcome::Error(error) => (json!({"ok": false, "error": error}), true),
-        CallOutcome::Denied => {
-            let error = ToolError::new(
-                ErrorCode::Declined,
-                "The user declined this call, so nothing was done. Ask what they would like to change.",
-            );
-            (json!({"ok": false, "error": error}), true)
-        }
-    };
-    Some((value.to_string(), is_error))
-}
+use crate::model::{result_content, ModelMessage, ProposedCall};
 
 /// A decline's result with the reason the person gave (their words, as data).
 fn with_reason(content: &str, reason: &str) -> String {

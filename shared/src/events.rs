@@ -8,6 +8,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+// The decision is the message's vocabulary (a part records the one it got); the event
+// that carries it is named here as well, where clients of the stream look for it.
+pub use crate::message::Decision;
 use crate::{
     message::{Message, MessageMetadata, MessagePart, RunStatus, ToolPart},
     preview::ApprovalPreview,
@@ -154,29 +157,6 @@ pub enum AgentEvent {
         /// What the person sees.
         error_text: String,
     },
-}
-
-/// A person's decision on a call that asked for one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Decision {
-    /// Call id.
-    pub tool_call_id: String,
-    /// The approval the decision answers (the AI SDK's `approval.id`).
-    pub approval_id: String,
-    /// The decision.
-    pub approved: bool,
-    /// The input as approved, when the person edited it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input: Option<Value>,
-    /// Why, when the person's client said so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// A decision made in a reply this one replaces (a regenerated reply), restated so
-    /// its carried-out call ends as it did: the person was not asked again, so the part
-    /// records no new decision.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub earlier: bool,
 }
 
 /// The `transient: true` of a data chunk: AI SDK clients hand it to `onData` and add no

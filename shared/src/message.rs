@@ -3,7 +3,6 @@
 use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::events::Decision;
 use crate::preview::ApprovalPreview;
 use crate::{
     partial_json::PartialJson,
@@ -12,6 +11,29 @@ use crate::{
         PrepareCheckout, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolError, ToolName,
     },
 };
+
+/// A person's decision on a call that asked for one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    /// Call id.
+    pub tool_call_id: String,
+    /// The approval the decision answers (the AI SDK's `approval.id`).
+    pub approval_id: String,
+    /// The decision.
+    pub approved: bool,
+    /// The input as approved, when the person edited it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// Why, when the person's client said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// A decision made in a reply this one replaces (a regenerated reply), restated so
+    /// its carried-out call ends as it did: the person was not asked again, so the part
+    /// records no new decision.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub earlier: bool,
+}
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,6 +8,7 @@ mod bench;
 mod cmd;
 mod e2e;
 mod fuzz;
+mod layers;
 mod postgres;
 mod setup;
 mod site;
@@ -41,6 +42,8 @@ commands:
   bench [--peer|--quick]  build the server in release and print its benchmark
                     table (server and load pinned to one core each); with
                     --peer, the same workload against an AI SDK 7 server
+  layers            each crate's module graph, read from the source; fails
+                    on a cycle (also a test of `cargo test`)
   help              this text
 ";
 
@@ -60,6 +63,9 @@ fn main() -> ExitCode {
             .and_then(|s| s.ensure_dev_tools())
             .map(drop),
         Some("watch") => watch(),
+        Some("layers") => {
+            Workspace::locate().and_then(|ws| layers::run(&ws.root).map_err(Failure::new))
+        }
         Some("bench") => Workspace::locate().and_then(|ws| bench::command(&ws, &args[1..])),
         Some("help" | "--help" | "-h") | None => {
             print!("{USAGE}");

@@ -11,6 +11,8 @@ use shared::{
 };
 
 use crate::lazy::lazy_part;
+// Parts and the chunk loader both show it; it lives apart so neither imports the other.
+pub(crate) use crate::skeleton::skeleton;
 use crate::state::ChatState;
 use crate::view::{IntoPartView, PartView};
 
@@ -245,21 +247,6 @@ fn retry_button(lang: Lang) -> impl IntoView {
             </button>
         </Show>
     }
-}
-
-/// A placeholder card with a shimmer while a call's input arrives or the tool runs.
-pub(crate) fn skeleton(title: String, detail: Option<String>) -> PartView {
-    view! {
-        <div class="card skeleton" aria-busy="true">
-            <p class="skeleton-title">{title}</p>
-            {detail.map(|detail| view! { <p class="skeleton-detail">{detail}</p> })}
-            <div class="shimmer" aria-hidden="true">
-                <span class="shimmer-line"></span>
-                <span class="shimmer-line short"></span>
-            </div>
-        </div>
-    }
-    .into_part_view()
 }
 
 /// The string at `key` of a partial input, when it has arrived and is not blank.

@@ -12,7 +12,11 @@ pub mod openai_responses;
 use std::{pin::Pin, sync::Arc};
 
 use futures::Stream;
-use serde_json::Value;
+use serde_json::{json, Value};
+use shared::{
+    message::CallOutcome,
+    tools::{ErrorCode, ToolError},
+};
 
 /// A tool as offered to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,3 +145,26 @@ pub trait ModelProvider: Send + Sync + 'static {
 
 /// The provider shared by all requests.
 pub type SharedProvider = Arc<dyn ModelProvider>;
+
+/// The content of a tool result as the model reads it.
+pub fn result_content(outcome: &CallOutcome) -> Option<(String, bool)> {
+    let (value, is_error) = match outcome {
+        CallOutcome::Incomplete | CallOutcome::Pending => return None,
+        CallOutcome::Output(output) => {
+            let mut content = json!({"ok": true});
+            if let (Some(object), Some(fields)) = (content.as_object_mut(), output.as_object()) {
+                object.extend(fields.clone());
+            }
+            (content, false)
+        }
+        CallOutcome::Error(error) => (json!({"ok": false, "error": error}), true),
+        CallOutcome::Denied => {
+            let error = ToolError::new(
+                ErrorCode::Declined,
+                "The user declined this call, so nothing was done. Ask what they would like to change.",
+            );
+            (json!({"ok": false, "error": error}), true)
+        }
+    };
+    Some((value.to_string(), is_error))
+}

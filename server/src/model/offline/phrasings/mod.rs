@@ -147,7 +147,7 @@ async fn run(model: &OfflineModel, ctx: &ToolContext, row: &Row) -> Result<(), S
                 Err(error) => return Err(format!("{} is invalid: {error}", call.arguments)),
             };
             let (content, is_error) =
-                crate::history::result_content(&outcome).ok_or("a finished call has a result")?;
+                crate::model::result_content(&outcome).ok_or("a finished call has a result")?;
             history.push(ModelMessage::ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),

@@ -7,31 +7,16 @@ use serde::{Deserialize, Serialize};
 use shared::{
     explain,
     lang::Lang,
-    message::Message,
     tools::{ErrorCode, ToolError, ValidationIssue},
 };
 
 // Sent and read by the hydrate build only.
 #[cfg_attr(not(feature = "hydrate"), allow(unused_imports))]
 pub use shared::http::{
-    conversation_url, encode_component, stop_url, ApprovalRequest, ReopenRequest, RunningReply,
-    APPROVALS_URL, BOOKINGS_URL, CHAT_URL, REOPEN_URL, RUN_ID_HEADER,
+    conversation_url, encode_component, stop_url, ApprovalRequest, ChatRequest,
+    ConversationBody as Conversation, ReopenRequest, RunningReply, APPROVALS_URL, BOOKINGS_URL,
+    CHAT_URL, REOPEN_URL, RUN_ID_HEADER,
 };
-
-/// Body of `POST /api/chat`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ChatRequest {
-    /// Absent for a new conversation.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conversation_id: Option<String>,
-    /// What the person wrote.
-    pub text: String,
-    /// The assistant to talk to (`restaurant`, `gifts`, `shipping`); the server fixes it
-    /// when it creates the conversation, so only the first message carries it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub assistant: Option<String>,
-}
 
 /// Body of `POST /api/chat` that writes the last reply again.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,22 +36,6 @@ impl RegenerateRequest {
             trigger: "regenerate-message",
         }
     }
-}
-
-/// Answer of `GET /api/conversations/{id}`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Conversation {
-    /// Its id.
-    pub id: String,
-    /// The assistant it talks to; absent from servers that predate assistants.
-    #[serde(default)]
-    pub assistant: Option<String>,
-    /// Its messages, oldest first.
-    #[serde(default)]
-    pub messages: Vec<Message>,
-    /// Present when the last message is a reply still being written.
-    #[serde(default)]
-    pub running: Option<RunningReply>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -187,7 +156,7 @@ mod tests {
         let first = ChatRequest {
             conversation_id: None,
             text: "Quà cho mẹ".into(),
-            assistant: Some("gifts".into()),
+            assistant: Some(shared::tools::Assistant::Gifts),
         };
         assert_eq!(
             serde_json::to_value(&first).unwrap(),
@@ -267,7 +236,7 @@ mod tests {
             ]}
         ]});
         let conversation: Conversation = serde_json::from_value(body).unwrap();
-        assert_eq!(conversation.assistant, None);
+        assert_eq!(conversation.assistant, shared::tools::Assistant::Restaurant);
         assert_eq!(conversation.messages.len(), 2);
         assert_eq!(conversation.messages[0].role, Some(Role::User));
         let part = conversation.messages[1].tool_part("b1").unwrap();
@@ -305,7 +274,7 @@ mod tests {
     fn conversation_names_its_assistant() {
         let body = json!({"id": "c2", "assistant": "shipping", "messages": []});
         let conversation: Conversation = serde_json::from_value(body).unwrap();
-        assert_eq!(conversation.assistant.as_deref(), Some("shipping"));
+        assert_eq!(conversation.assistant, shared::tools::Assistant::Shipping);
     }
 
     #[test]

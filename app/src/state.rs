@@ -324,14 +324,6 @@ impl ChatState {
         crate::browser::replace_url("/");
     }
 
-    /// Takes the assistant the server stored with the conversation; an unknown name
-    /// (a newer server) keeps the current one rather than guessing.
-    fn set_assistant(&self, name: Option<&str>) {
-        if let Some(assistant) = name.and_then(Assistant::parse) {
-            self.assistant.set(assistant);
-        }
-    }
-
     /// Shows conversation `requested` as the page was given it (`fetched`, see
     /// `crate::page_data`): its messages, or why it could not be read. The same on the
     /// server and in the hydrating browser; what only the browser does is left in the
@@ -339,7 +331,7 @@ impl ChatState {
     pub fn open(&self, requested: String, fetched: crate::page_data::Fetched) -> Opened {
         match crate::page_data::parse::<crate::api::Conversation>(fetched) {
             Ok(conversation) => {
-                self.set_assistant(conversation.assistant.as_deref());
+                self.assistant.set(conversation.assistant);
                 self.set_messages(conversation.messages);
                 let path =
                     (conversation.id != requested).then(|| conversation_path(&conversation.id));
@@ -407,7 +399,7 @@ impl ChatState {
             // Only a new conversation says which assistant: the server fixes it then.
             let assistant = conversation_id
                 .is_none()
-                .then(|| self.assistant.get_untracked().as_str().to_owned());
+                .then(|| self.assistant.get_untracked());
             let request = crate::api::ChatRequest {
                 conversation_id,
                 text: text.clone(),
@@ -766,7 +758,7 @@ impl ChatState {
         let url = crate::api::conversation_url(&id);
         match crate::client::get_json::<crate::api::Conversation>(&url).await {
             Ok(conversation) if self.current(generation) => {
-                self.set_assistant(conversation.assistant.as_deref());
+                self.assistant.set(conversation.assistant);
                 self.set_messages(conversation.messages)
             }
             Ok(_) => {}

@@ -318,32 +318,21 @@ impl<'a> Run<'a> {
     async fn load_assistant(&mut self) -> bool {
         let found =
             store::find_conversation(&self.agent.db, &self.conversation_id, &self.owner_id).await;
-        let name = match found {
-            Ok(Some(conversation)) => conversation.assistant,
+        match found {
+            Ok(Some(conversation)) => {
+                self.assistant = conversation.assistant;
+                return true;
+            }
             Ok(None) => {
                 tracing::error!(conversation = %self.conversation_id, "conversation is missing");
-                String::new()
             }
-            Err(error) => {
-                tracing::error!(%error, "loading the conversation failed");
-                String::new()
-            }
-        };
-        match Assistant::parse(&name) {
-            Some(assistant) => {
-                self.assistant = assistant;
-                true
-            }
-            None => {
-                if !name.is_empty() {
-                    tracing::error!(%name, "conversation has an unknown assistant");
-                }
-                self.emit(AgentEvent::Error {
-                    error_text: "This conversation could not be loaded.".into(),
-                });
-                false
-            }
+            // A stored name this server has no assistant for is `Corrupt`, told here too.
+            Err(error) => tracing::error!(%error, "loading the conversation failed"),
         }
+        self.emit(AgentEvent::Error {
+            error_text: "This conversation could not be loaded.".into(),
+        });
+        false
     }
 
     /// Applies the event to the persisted message and streams it: server and browser fold

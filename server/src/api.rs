@@ -36,7 +36,7 @@ pub use edge::json_answers;
 use transport::{Action, ConversationRef};
 
 pub use shared::http::RUN_ID_HEADER;
-use shared::http::{self as http, RunningReply};
+use shared::http::{self as http, ConversationBody, RunningReply};
 
 use crate::{
     agent::{self, Decision, EditRejected, Known},
@@ -297,7 +297,7 @@ async fn chat(
                 &state,
                 owner,
                 &request.conversation,
-                request.assistant.as_deref(),
+                request.assistant,
                 text,
                 client_id,
             )
@@ -320,34 +320,6 @@ async fn chat(
             let conversation = existing(&state, &owner, &request.conversation).await?;
             regenerate(&state, owner, conversation, message_id.as_deref()).await
         }
-    }
-}
-
-fn unknown_assistant() -> ApiError {
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "UNKNOWN_ASSISTANT",
-        "Unknown assistant; available: restaurant, gifts, shipping.",
-    )
-}
-
-/// The assistant a stored conversation talks to; one this server does not have is our
-/// data gone wrong, said as such.
-fn assistant_of(conversation: &store::Conversation) -> Result<Assistant, ApiError> {
-    Assistant::parse(&conversation.assistant).ok_or_else(|| {
-        tracing::error!(conversation = %conversation.id, "conversation has an unknown assistant");
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
-            "This conversation could not be loaded.",
-        )
-    })
-}
-
-fn parse_assistant(name: Option<&str>) -> Result<Assistant, ApiError> {
-    match name {
-        None => Ok(Assistant::default()),
-        Some(name) => Assistant::parse(name).ok_or_else(unknown_assistant),
     }
 }
 
@@ -388,7 +360,7 @@ async fn say(
     state: &AppState,
     owner: String,
     conversation_ref: &ConversationRef,
-    assistant: Option<&str>,
+    assistant: Option<Assistant>,
     text: String,
     client_id: Option<String>,
 ) -> Result<Response, ApiError> {
@@ -426,9 +398,9 @@ async fn say(
     let (conversation, created) = match found {
         Some(conversation) => (conversation, false),
         None => {
-            let assistant = parse_assistant(assistant)?;
+            let assistant = assistant.unwrap_or_default();
             // Stored below with its first turn, so a refused run creates nothing.
-            let mut conversation = store::new_conversation(&owner, assistant.as_str());
+            let mut conversation = store::new_conversation(&owner, assistant);
             if let ConversationRef::Client(id) = conversation_ref {
                 conversation.id =
                     transport::client_conversation_id(state.cookie_key.signing(), &owner, id);
@@ -436,7 +408,7 @@ async fn say(
             (conversation, true)
         }
     };
-    let assistant = assistant_of(&conversation)?;
+    let assistant = conversation.assistant;
     // The conversation's place before anything is stored: one run per conversation, and
     // a bounded number per owner. Dropped on any error below, which gives it back.
     // An existing conversation's lease is taken in the database before anything is
@@ -534,18 +506,6 @@ async fn decline_pending(
         store::save_message(&state.db, conversation_id, &message).await?;
     }
     Ok(())
-}
-
-/// `GET /api/conversations/{id}`'s answer (also what a page showing it is rendered with).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ConversationBody {
-    id: String,
-    assistant: String,
-    messages: Vec<Message>,
-    /// Present when the last message is a reply still being written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    running: Option<RunningReply>,
 }
 
 #[derive(Debug, Deserialize)]

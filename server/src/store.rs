@@ -4,7 +4,10 @@
 //! value, never a panic.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use shared::message::{Message, Role};
+use shared::{
+    message::{Message, Role},
+    tools::Assistant,
+};
 
 use crate::db::Pool;
 
@@ -43,21 +46,21 @@ pub fn new_row_id(prefix: &str) -> String {
 }
 
 /// A conversation's header row.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conversation {
     /// Its id.
     pub id: String,
     /// Whose it is.
     pub owner_id: String,
     /// Which assistant it talks to, fixed at creation.
-    pub assistant: String,
+    pub assistant: Assistant,
 }
 
 /// Creates a conversation for `owner_id`.
 pub async fn create_conversation(
     db: &Pool,
     owner_id: &str,
-    assistant: &str,
+    assistant: Assistant,
     now: DateTime<Utc>,
 ) -> Result<Conversation, StoreError> {
     let conversation = new_conversation(owner_id, assistant);
@@ -68,11 +71,11 @@ pub async fn create_conversation(
 
 /// A conversation not stored yet, with a fresh id: [`insert_conversation`] stores it, in
 /// the transaction of its first turn.
-pub fn new_conversation(owner_id: &str, assistant: &str) -> Conversation {
+pub fn new_conversation(owner_id: &str, assistant: Assistant) -> Conversation {
     Conversation {
         id: new_row_id("conv"),
         owner_id: owner_id.to_owned(),
-        assistant: assistant.to_owned(),
+        assistant,
     }
 }
 
@@ -88,7 +91,7 @@ pub async fn insert_conversation(
     )
     .bind(&conversation.id)
     .bind(&conversation.owner_id)
-    .bind(&conversation.assistant)
+    .bind(conversation.assistant.as_str())
     .bind(&at)
     .bind(&at)
     .execute(conn)
@@ -103,7 +106,7 @@ pub async fn ensure_conversation(
     db: &Pool,
     id: &str,
     owner_id: &str,
-    assistant: &str,
+    assistant: Assistant,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let at = timestamp(now);
@@ -113,7 +116,7 @@ pub async fn ensure_conversation(
     )
     .bind(id)
     .bind(owner_id)
-    .bind(assistant)
+    .bind(assistant.as_str())
     .bind(&at)
     .bind(&at)
     .execute(db)
@@ -133,13 +136,28 @@ pub async fn find_conversation(
     id: &str,
     owner_id: &str,
 ) -> Result<Option<Conversation>, StoreError> {
-    Ok(sqlx::query_as::<_, Conversation>(
+    let row: Option<(String, String, String)> = sqlx::query_as(
         "SELECT id, owner_id, assistant FROM conversations WHERE id = $1 AND owner_id = $2",
     )
     .bind(id)
     .bind(owner_id)
     .fetch_optional(db)
-    .await?)
+    .await?;
+    row.map(
+        |(id, owner_id, assistant)| match Assistant::parse(&assistant) {
+            Some(assistant) => Ok(Conversation {
+                id,
+                owner_id,
+                assistant,
+            }),
+            // Written by a server that had an assistant this one has not.
+            None => Err(StoreError::Corrupt {
+                id,
+                reason: format!("unknown assistant {assistant:?}"),
+            }),
+        },
+    )
+    .transpose()
 }
 
 pub(crate) fn decode(id: String, body: &str) -> Result<Message, StoreError> {
@@ -352,7 +370,7 @@ impl Turn {
             )
             .bind(&self.conversation.id)
             .bind(&self.conversation.owner_id)
-            .bind(&self.conversation.assistant)
+            .bind(self.conversation.assistant.as_str())
             .bind(&self.at)
             .execute(&mut *conn)
             .await?;

@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::{message::Message, tools::Assistant};
+
 /// `POST /api/chat`: a person's message (or "write the last reply again"), answered as a
 /// UI Message Stream.
 pub const CHAT_URL: &str = "/api/chat";
@@ -62,6 +64,40 @@ pub fn encode_component(segment: &str) -> String {
         }
     }
     out
+}
+
+/// Body of `POST /api/chat` as the page sends it: a person's message. (The server also
+/// reads the AI SDK's form of the same request, `{id, messages, trigger}`.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatRequest {
+    /// Absent for a new conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// What the person wrote.
+    pub text: String,
+    /// The assistant to talk to; the server fixes it when it creates the conversation, so
+    /// only the first message carries it (absent: the restaurant assistant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assistant: Option<Assistant>,
+}
+
+/// Answer of `GET /api/conversations/{id}`, and what a page showing the conversation is
+/// rendered with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationBody {
+    /// Its id.
+    pub id: String,
+    /// The assistant it talks to, fixed when it was created.
+    #[serde(default)]
+    pub assistant: Assistant,
+    /// Its messages, oldest first.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// Present when the last message is a reply still being written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<RunningReply>,
 }
 
 /// Body of `POST /api/approvals`.

@@ -182,7 +182,7 @@ pub(super) async fn regenerate(
     conversation: store::Conversation,
     message_id: Option<&str>,
 ) -> Result<Response, ApiError> {
-    let assistant = assistant_of(&conversation)?;
+    let assistant = conversation.assistant;
     let reservation = state.runs.reserve(&owner, &conversation.id, None).await?;
     let now = (state.agent.clock)();
     let mut messages = store::messages(&state.db, &conversation.id).await?;
@@ -317,7 +317,7 @@ pub(super) async fn reopen(
              up again.",
         ));
     };
-    let assistant = Assistant::parse(&conversation.assistant).unwrap_or_default();
+    let assistant = conversation.assistant;
     agent::check_edit(
         &state.agent,
         tool,

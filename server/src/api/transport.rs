@@ -13,6 +13,7 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::Sha256;
+use shared::tools::Assistant;
 
 use super::ApiError;
 
@@ -97,7 +98,7 @@ pub(super) enum Action {
 pub(super) struct ChatRequest {
     pub conversation: ConversationRef,
     pub action: Action,
-    pub assistant: Option<String>,
+    pub assistant: Option<Assistant>,
 }
 
 fn bad(code: &'static str, message: impl Into<String>) -> ApiError {
@@ -106,6 +107,21 @@ fn bad(code: &'static str, message: impl Into<String>) -> ApiError {
 
 fn unprocessable(code: &'static str, message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+}
+
+/// The assistant a body names, typed; a name this server has no assistant for is refused.
+fn assistant(name: Option<String>) -> Result<Option<Assistant>, ApiError> {
+    let Some(name) = name else { return Ok(None) };
+    match Assistant::parse(&name) {
+        Some(assistant) => Ok(Some(assistant)),
+        None => Err(unprocessable(
+            "UNKNOWN_ASSISTANT",
+            format!(
+                "Unknown assistant {name:?}; available: {}.",
+                Assistant::ALL.map(Assistant::as_str).join(", ")
+            ),
+        )),
+    }
 }
 
 impl ChatBody {
@@ -168,7 +184,7 @@ impl ChatBody {
         Ok(ChatRequest {
             conversation,
             action,
-            assistant: self.assistant,
+            assistant: assistant(self.assistant)?,
         })
     }
 
@@ -195,7 +211,7 @@ impl ChatBody {
         Ok(ChatRequest {
             conversation: ConversationRef::Client(id),
             action,
-            assistant: self.assistant,
+            assistant: assistant(self.assistant)?,
         })
     }
 }
@@ -382,7 +398,7 @@ mod tests {
             request.conversation,
             ConversationRef::Client("k3JdX9aB".into())
         );
-        assert_eq!(request.assistant.as_deref(), Some("gifts"));
+        assert_eq!(request.assistant, Some(Assistant::Gifts));
         assert_eq!(
             request.action,
             Action::Say {
@@ -485,7 +501,7 @@ mod tests {
         );
         let said = request(json!({"text": "Xin chào", "assistant": "shipping"})).unwrap();
         assert_eq!(said.conversation, ConversationRef::New);
-        assert_eq!(said.assistant.as_deref(), Some("shipping"));
+        assert_eq!(said.assistant, Some(Assistant::Shipping));
     }
 
     #[test]

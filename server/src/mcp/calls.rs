@@ -205,14 +205,8 @@ impl Caller<'_> {
     async fn conversation(&self, owner_id: &str) -> Result<String, StoreError> {
         let id = conversation_id(owner_id, self.assistant);
         let agent = &self.state.agent;
-        store::ensure_conversation(
-            &agent.db,
-            &id,
-            owner_id,
-            self.assistant.as_str(),
-            (agent.clock)(),
-        )
-        .await?;
+        store::ensure_conversation(&agent.db, &id, owner_id, self.assistant, (agent.clock)())
+            .await?;
         Ok(id)
     }
 

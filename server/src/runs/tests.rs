@@ -2,6 +2,7 @@
 
 use super::*;
 use futures::StreamExt;
+use shared::tools::Assistant;
 
 fn delta(n: usize) -> AgentEvent {
     AgentEvent::TextDelta {
@@ -16,14 +17,14 @@ fn delta(n: usize) -> AgentEvent {
 async fn turns_stored_together_fail_alone() {
     use shared::message::Message;
     let (pool, _db) = db::test_pool().await;
-    let taken = crate::store::create_conversation(&pool, "own_x", "restaurant", now())
+    let taken = crate::store::create_conversation(&pool, "own_x", Assistant::Restaurant, now())
         .await
         .unwrap();
     let runs = Runs::new(pool.clone());
     let conversation = |id: &str, owner: &str| crate::store::Conversation {
         id: id.to_owned(),
         owner_id: owner.to_owned(),
-        assistant: "restaurant".to_owned(),
+        assistant: Assistant::Restaurant,
     };
     let cases = [
         conversation("conv_new_1", "own_a"),
@@ -78,9 +79,10 @@ async fn turns_stored_together_fail_alone() {
 #[tokio::test]
 async fn large_batches_are_stored_whole_and_in_order() {
     let (pool, _db) = db::test_pool().await;
-    let conversation = crate::store::create_conversation(&pool, "own_a", "restaurant", now())
-        .await
-        .unwrap();
+    let conversation =
+        crate::store::create_conversation(&pool, "own_a", Assistant::Restaurant, now())
+            .await
+            .unwrap();
     let run = Arc::new(ActiveRun::new(&conversation.id, "own_a"));
     let total = PAGE * 3 + 50;
     for n in 0..total {

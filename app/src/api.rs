@@ -3,11 +3,12 @@
 //! Platform-neutral so the shapes are tested natively; only the hydrate build sends them.
 #![cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use shared::{
     explain,
+    http::{ApiCode, ErrorBody},
     lang::Lang,
-    tools::{ErrorCode, ToolError, ValidationIssue},
+    tools::{ErrorCode, ToolError},
 };
 
 // Sent and read by the hydrate build only.
@@ -38,99 +39,107 @@ impl RegenerateRequest {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct ErrorBody {
-    error: ErrorDetail,
-}
-
-#[derive(Debug, Deserialize)]
-struct ErrorDetail {
-    #[serde(default)]
-    code: String,
-    #[serde(default)]
-    issues: Vec<ValidationIssue>,
-}
-
 /// The sentence a person reads for a non-2xx answer, in `lang`, chosen by the answer's
 /// `error.code` (and, for a refused edit, its issues). The server's `message` is written
 /// for client developers in English and is never shown.
 pub fn error_message(status: u16, body: &str, lang: Lang) -> String {
     let (code, issues) = match serde_json::from_str::<ErrorBody>(body) {
-        Ok(ErrorBody { error }) => (error.code, error.issues),
-        Err(_) => (String::new(), Vec::new()),
+        Ok(ErrorBody { error }) => (ApiCode::parse(&error.code), error.issues),
+        Err(_) => (None, Vec::new()),
     };
-    let text = match code.as_str() {
-        "VALIDATION_ERROR" if !issues.is_empty() => {
-            let error = ToolError::new(ErrorCode::ValidationError, "").with_issues(issues);
-            return format!(
-                "{} {}",
-                explain::reason(&error, lang),
-                lang.pick(
-                    "Sửa lại rồi xác nhận; chưa có gì được thực hiện.",
-                    "Fix it and confirm again; nothing was done yet.",
-                )
-            );
-        }
-        "VALIDATION_ERROR" | "BAD_REQUEST" => lang.pick(
+    let Some(code) = code else {
+        // No body, or a code of a newer server: the status is all there is to say.
+        return match lang {
+            Lang::Vi => format!("Máy chủ báo lỗi (mã {status}). Vui lòng thử lại."),
+            Lang::En => format!("The server answered with an error ({status}). Please try again."),
+        };
+    };
+    if code == ApiCode::ValidationError && !issues.is_empty() {
+        let error = ToolError::new(ErrorCode::ValidationError, "").with_issues(issues);
+        return format!(
+            "{} {}",
+            explain::reason(&error, lang),
+            lang.pick(
+                "Sửa lại rồi xác nhận; chưa có gì được thực hiện.",
+                "Fix it and confirm again; nothing was done yet.",
+            )
+        );
+    }
+    // Every code has its sentence: a new code does not compile until it has one.
+    let text = match code {
+        ApiCode::ValidationError
+        | ApiCode::BadRequest
+        | ApiCode::InvalidId
+        | ApiCode::NothingToAnswer
+        | ApiCode::MethodNotAllowed
+        | ApiCode::UnsupportedMediaType
+        | ApiCode::UriTooLong
+        | ApiCode::HeadersTooLarge => lang.pick(
             "Yêu cầu chưa hợp lệ nên chưa có gì được thực hiện.",
             "The request was not valid, so nothing was done.",
         ),
-        "PREVIEW_CHANGED" => lang.pick(
+        ApiCode::PreviewChanged => lang.pick(
             "Thông tin đã thay đổi từ lúc bạn xem (ví dụ giờ này vừa kín chỗ). Chưa có gì được thực hiện — hãy xem lại mẫu xác nhận rồi quyết định.",
             "Things changed since you looked (for example the time slot filled up). Nothing was done — check the updated form and decide again.",
         ),
-        "ALREADY_RESOLVED" => lang.pick(
+        ApiCode::AlreadyResolved => lang.pick(
             "Yêu cầu xác nhận này đã được trả lời rồi; không có gì được làm thêm.",
             "This confirmation was already answered; nothing more was done.",
         ),
-        "DECISION_IN_PROGRESS" | "RUN_IN_PROGRESS" => lang.pick(
+        ApiCode::DecisionInProgress | ApiCode::RunInProgress => lang.pick(
             "Trợ lý vẫn đang xử lý yêu cầu trước. Đợi giây lát rồi thử lại.",
             "The assistant is still working on the previous request. Wait a moment and try again.",
         ),
-        "RATE_LIMITED" => lang.pick(
+        ApiCode::RateLimited => lang.pick(
             "Bạn gửi hơi nhanh. Đợi một chút rồi thử lại.",
             "You're sending messages a little fast. Wait a moment and try again.",
         ),
-        "TOO_MANY_RUNS" => lang.pick(
+        ApiCode::TooManyRuns => lang.pick(
             "Bạn đang có quá nhiều câu trả lời chạy cùng lúc. Đợi một câu xong rồi thử lại.",
             "Too many replies are running for you at once. Wait for one to finish and try again.",
         ),
-        "NOTHING_TO_REGENERATE" | "NOT_LAST_REPLY" => lang.pick(
+        ApiCode::NothingToRegenerate | ApiCode::NotLastReply => lang.pick(
             "Chỉ tạo lại được câu trả lời mới nhất. Hãy gửi một tin nhắn mới.",
             "Only the newest reply can be regenerated. Send a new message instead.",
         ),
-        "DUPLICATE_MESSAGE" => lang.pick(
+        ApiCode::NotReopenable => lang.pick(
+            "Không thể mở lại yêu cầu xác nhận này. Hãy nhắn cho trợ lý điều bạn muốn.",
+            "This confirmation cannot be taken up again. Tell the assistant what you would like.",
+        ),
+        ApiCode::DuplicateMessage => lang.pick(
             "Tin nhắn này đã được gửi rồi; tải lại trang để xem câu trả lời.",
             "This message was already sent; reload the page to see the answer.",
         ),
-        "EMPTY_MESSAGE" => lang.pick("Tin nhắn đang trống.", "The message is empty."),
-        "MESSAGE_TOO_LONG" => lang.pick(
+        ApiCode::EmptyMessage => lang.pick("Tin nhắn đang trống.", "The message is empty."),
+        ApiCode::MessageTooLong => lang.pick(
             "Tin nhắn quá dài. Hãy rút gọn rồi gửi lại.",
             "The message is too long. Shorten it and send again.",
         ),
-        "BODY_TOO_LARGE" => lang.pick(
+        ApiCode::BodyTooLarge => lang.pick(
             "Nội dung gửi đi quá lớn.",
             "What was sent is too large.",
         ),
-        "NOT_FOUND" => lang.pick(
+        ApiCode::RequestTimeout => lang.pick(
+            "Kết nối quá chậm nên yêu cầu chưa đến nơi; chưa có gì thay đổi. Vui lòng thử lại.",
+            "The request did not arrive in time; nothing changed. Please try again.",
+        ),
+        ApiCode::NotFound => lang.pick(
             "Không tìm thấy nội dung này (có thể nó thuộc về một phiên khác).",
             "This could not be found (it may belong to another session).",
         ),
-        "UNKNOWN_ASSISTANT" => lang.pick("Không có trợ lý này.", "There is no such assistant."),
-        "CROSS_SITE_REQUEST" => lang.pick(
+        ApiCode::UnknownAssistant => lang.pick("Không có trợ lý này.", "There is no such assistant."),
+        ApiCode::CrossSiteRequest => lang.pick(
             "Yêu cầu bị chặn vì không đến từ trang datban.",
             "The request was blocked because it did not come from datban's page.",
         ),
-        "STORAGE_UNAVAILABLE" | "INTERNAL" => lang.pick(
+        ApiCode::ShuttingDown => lang.pick(
+            "Máy chủ đang khởi động lại; chưa có gì thay đổi. Thử lại sau giây lát.",
+            "The server is restarting; nothing changed. Try again in a moment.",
+        ),
+        ApiCode::NoPublicOrigin | ApiCode::StorageUnavailable | ApiCode::Internal => lang.pick(
             "Lỗi phía hệ thống; chưa có gì thay đổi. Vui lòng thử lại.",
             "Something went wrong on our side; nothing changed. Please try again.",
         ),
-        _ => {
-            return match lang {
-                Lang::Vi => format!("Máy chủ báo lỗi (mã {status}). Vui lòng thử lại."),
-                Lang::En => format!("The server answered with an error ({status}). Please try again."),
-            }
-        }
     };
     text.to_owned()
 }

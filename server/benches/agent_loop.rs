@@ -57,7 +57,7 @@ async fn conversation(agent: &Arc<Agent>, runs: &Runs) -> usize {
         id: store::new_row_id("conv"),
         // An owner per conversation: a person may have only a few replies at once.
         owner_id: store::new_row_id("own"),
-        assistant: "restaurant".to_owned(),
+        assistant: shared::tools::Assistant::Restaurant,
     };
     let mut steps = 0;
     for (turn, text) in SCRIPT.into_iter().enumerate() {

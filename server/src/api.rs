@@ -26,7 +26,7 @@ use shared::{
 };
 
 mod decisions;
-mod edge;
+pub(crate) mod edge;
 mod transport;
 
 use decisions::{approve, decide_all, regenerate, reopen, Wanted};
@@ -36,7 +36,7 @@ pub use edge::json_answers;
 use transport::{Action, ConversationRef};
 
 pub use shared::http::RUN_ID_HEADER;
-use shared::http::{self as http, ConversationBody, RunningReply};
+use shared::http::{self as http, ApiCode, ConversationBody, RunningReply};
 
 use crate::{
     agent::{self, Decision, EditRejected, Known},
@@ -61,12 +61,27 @@ pub(crate) fn routes() -> Router<AppState> {
         .route(http::BOOKINGS_ROUTE, get(bookings))
 }
 
-/// An API error: `{"error":{"code","message"}}` with an HTTP status.
+/// An API error: `{"error":{"code","message"}}` with the code's HTTP status.
+///
+/// Every refusal under `/api/` is one of these, from the handlers, the extractors and the
+/// edge layers alike, and is written by its one [`IntoResponse`]. What went wrong inside
+/// (a database error, say) travels in `cause` to the request's log line, written once by
+/// [`edge::json_answers`] in the request's span; it is never sent.
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
-    code: &'static str,
+    code: ApiCode,
     message: String,
+    /// What only some refusals carry; boxed, so a `Result` of every handler stays small.
+    more: Box<More>,
+}
+
+#[derive(Debug, Default)]
+struct More {
+    /// What went wrong inside, for the log (never sent).
+    cause: Option<String>,
+    /// Seconds for `retry-after`, when not the code's usual wait.
+    retry_after: Option<u64>,
     /// For a decision on a call that was already decided: the call's part as stored, so a
     /// replayed decision learns what happened without anything running again.
     outcome: Option<Value>,
@@ -75,40 +90,81 @@ pub struct ApiError {
     issues: Vec<ValidationIssue>,
     /// For `RUN_IN_PROGRESS`: the run writing the conversation, which a client follows
     /// (`GET /api/chat/{id}/stream?run=…`) instead of starting another.
-    running: Option<Box<str>>,
+    running: Option<String>,
 }
 
 impl ApiError {
-    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: ApiCode, message: impl Into<String>) -> Self {
         Self {
-            status,
+            // Every code's status is a valid one (checked by a test of the table).
+            status: StatusCode::from_u16(code.status()).unwrap_or(StatusCode::BAD_REQUEST),
             code,
             message: message.into(),
-            outcome: None,
-            issues: Vec::new(),
-            running: None,
+            more: Box::default(),
         }
     }
 
     pub(crate) fn not_found(what: &str) -> Self {
-        Self::new(
-            StatusCode::NOT_FOUND,
-            "NOT_FOUND",
-            format!("{what} not found."),
-        )
+        Self::new(ApiCode::NotFound, format!("{what} not found."))
+    }
+
+    /// The same refusal with another status, for a code sent with more than one
+    /// (`BAD_REQUEST` as 415 or 422).
+    pub(crate) fn with_status(self, status: StatusCode) -> Self {
+        Self { status, ..self }
+    }
+
+    /// What went wrong inside, for the log line of the request (never sent).
+    pub(crate) fn caused_by(mut self, cause: impl std::fmt::Display) -> Self {
+        self.more.cause = Some(cause.to_string());
+        self
+    }
+
+    /// The call's part as stored, for a decision on a call already decided.
+    pub(crate) fn with_outcome(mut self, outcome: Option<Value>) -> Self {
+        self.more.outcome = outcome;
+        self
+    }
+
+    /// Which fields of a refused edit broke which rules.
+    pub(crate) fn with_issues(mut self, issues: Vec<ValidationIssue>) -> Self {
+        self.more.issues = issues;
+        self
+    }
+
+    /// Asks the client to wait `seconds` before trying again.
+    pub(crate) fn retry_after(mut self, seconds: u64) -> Self {
+        self.more.retry_after = Some(seconds);
+        self
+    }
+
+    /// The code sent.
+    #[cfg(test)]
+    pub(crate) fn code(&self) -> ApiCode {
+        self.code
     }
 }
 
+/// The cause of a refusal, handed from [`ApiError`]'s response to the layer that logs it.
+#[derive(Debug, Clone)]
+pub(crate) struct Cause(pub String);
+
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
-        tracing::error!(%error, "storage failed");
-        // Our storage is infrastructure: a retry may well succeed, and the request
-        // changed nothing (a decision stays pending), so 503 with `retry-after`.
-        Self::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "STORAGE_UNAVAILABLE",
-            "Something went wrong on our side; nothing was changed. Please try again.",
-        )
+        match error {
+            // Our data gone wrong: retrying reads the same rows.
+            StoreError::Corrupt { .. } => Self::new(
+                ApiCode::Internal,
+                "This could not be loaded. Nothing was changed.",
+            ),
+            // Our storage is infrastructure: a retry may well succeed, and the request
+            // changed nothing (a decision stays pending), so 503 with `retry-after`.
+            StoreError::Db(_) => Self::new(
+                ApiCode::StorageUnavailable,
+                "Something went wrong on our side; nothing was changed. Please try again.",
+            ),
+        }
+        .caused_by(format_args!("storage failed: {error}"))
     }
 }
 
@@ -137,17 +193,13 @@ impl From<JsonRejection> for ApiError {
             JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::BAD_REQUEST,
         };
-        Self::new(status, "BAD_REQUEST", edge::plain(&rejection.body_text()))
+        Self::new(ApiCode::BadRequest, edge::plain(&rejection.body_text())).with_status(status)
     }
 }
 
 impl From<axum::extract::rejection::QueryRejection> for ApiError {
     fn from(rejection: axum::extract::rejection::QueryRejection) -> Self {
-        Self::new(
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
-            edge::plain(&rejection.body_text()),
-        )
+        Self::new(ApiCode::BadRequest, edge::plain(&rejection.body_text()))
     }
 }
 
@@ -175,24 +227,31 @@ impl IntoResponse for ApiError {
         }
         let body = Body {
             error: Inner {
-                code: self.code,
+                code: self.code.as_str(),
                 message: &self.message,
-                issues: &self.issues,
+                issues: &self.more.issues,
             },
-            outcome: self.outcome.as_ref(),
-            running: self.running.as_deref().map(|run_id| Running { run_id }),
+            outcome: self.more.outcome.as_ref(),
+            running: self
+                .more
+                .running
+                .as_deref()
+                .map(|run_id| Running { run_id }),
         };
         let mut response = (self.status, Json(body)).into_response();
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            response
-                .headers_mut()
-                .insert("retry-after", HeaderValue::from_static("1"));
-        }
-        if self.status == StatusCode::TOO_MANY_REQUESTS {
+        let retry_after = self.more.retry_after.or(match self.code {
+            ApiCode::StorageUnavailable | ApiCode::ShuttingDown | ApiCode::RateLimited => Some(1),
             // Replies take seconds; one of the person's may well be done by then.
+            ApiCode::TooManyRuns => Some(2),
+            _ => None,
+        });
+        if let Some(seconds) = retry_after {
             response
                 .headers_mut()
-                .insert("retry-after", HeaderValue::from_static("2"));
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if let Some(cause) = self.more.cause {
+            response.extensions_mut().insert(Cause(cause));
         }
         response
     }
@@ -201,24 +260,22 @@ impl IntoResponse for ApiError {
 impl From<ReserveError> for ApiError {
     fn from(error: ReserveError) -> Self {
         match error {
-            ReserveError::Busy { running } => Self {
-                running: running.map(String::into_boxed_str),
-                ..Self::new(
-                    StatusCode::CONFLICT,
-                    "RUN_IN_PROGRESS",
+            ReserveError::Busy { running } => {
+                let mut error = Self::new(
+                    ApiCode::RunInProgress,
                     "The assistant is still answering in this conversation: follow that \
                      reply (GET /api/chat/{id}/stream) or wait for it to end.",
-                )
-            },
+                );
+                error.more.running = running;
+                error
+            }
             ReserveError::ShuttingDown => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "SHUTTING_DOWN",
+                ApiCode::ShuttingDown,
                 "This server is restarting and starts no new reply; nothing was changed. \
                  Please try again in a moment.",
             ),
             ReserveError::TooMany { max } => Self::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "TOO_MANY_RUNS",
+                ApiCode::TooManyRuns,
                 format!(
                     "You already have {max} replies being written. Wait for one to finish, \
                      or stop one, and try again."
@@ -373,15 +430,13 @@ async fn say(
     };
     if text.trim().is_empty() {
         return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "EMPTY_MESSAGE",
+            ApiCode::EmptyMessage,
             "The message is empty.",
         ));
     }
     if text.chars().count() > MAX_MESSAGE_CHARS {
         return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "MESSAGE_TOO_LONG",
+            ApiCode::MessageTooLong,
             format!("A message may have at most {MAX_MESSAGE_CHARS} characters."),
         ));
     }
@@ -433,8 +488,7 @@ async fn say(
                 .any(|message| message.client_id.as_ref() == Some(client_id))
             {
                 return Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    "DUPLICATE_MESSAGE",
+                    ApiCode::DuplicateMessage,
                     "A message with this id was already received, and it is answered once \
                      (an earlier message cannot be edited: send a new one). Reload the \
                      conversation to see the answer.",
@@ -542,8 +596,7 @@ async fn conversation(
             .into_response())
         }
         Some(_) => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "BAD_REQUEST",
+            ApiCode::BadRequest,
             "Unknown `format`; expected `ui` (AI SDK UIMessages) or `datban`.",
         )),
     }
@@ -788,11 +841,10 @@ pub(crate) async fn bookings_list(
                 ExecError::Tool(error) => error.message,
                 ExecError::Internal(details) => details,
             };
-            tracing::error!(%details, "listing bookings failed");
             ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "INTERNAL",
+                ApiCode::Internal,
                 "Something went wrong on our side. Please try again.",
             )
+            .caused_by(format_args!("listing bookings failed: {details}"))
         })
 }

@@ -14,6 +14,7 @@ use axum::{
     Router,
 };
 use serde::Deserialize;
+use shared::http::ApiCode;
 
 use crate::{api, owner::OwnerId, AppState};
 
@@ -97,12 +98,11 @@ impl LoadPage for Loader {
             match answer {
                 Ok(Ok(json)) => Ok(json),
                 Ok(Err(error)) => {
-                    tracing::error!(%error, "cannot write a page's data as JSON");
                     let error = api::ApiError::new(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        "INTERNAL",
+                        ApiCode::Internal,
                         "Something went wrong on our side. Please try again.",
-                    );
+                    )
+                    .caused_by(format_args!("cannot write a page's data as JSON: {error}"));
                     Err(api_failure(lang, error).await)
                 }
                 Err(error) => Err(api_failure(lang, error).await),
@@ -114,8 +114,12 @@ impl LoadPage for Loader {
 /// What the page says for an API error: its status and message, as the browser would read
 /// them from the API's answer.
 async fn api_failure(lang: Lang, error: api::ApiError) -> (Option<u16>, String) {
-    let response = error.into_response();
+    let mut response = error.into_response();
     let status = response.status().as_u16();
+    // The page is rendered outside `/api/`'s layer, so its one log line is written here.
+    if let Some(api::Cause(cause)) = response.extensions_mut().remove::<api::Cause>() {
+        tracing::error!(status, %cause, "a page's data could not be read");
+    }
     let body = axum::body::to_bytes(response.into_body(), ERROR_BODY_LIMIT)
         .await
         .unwrap_or_default();

@@ -25,14 +25,12 @@ use std::{
 use axum::{
     body::{Body, HttpBody},
     extract::{Request, State},
-    http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode},
+    http::{header, HeaderMap, HeaderName, HeaderValue, Method},
     middleware::Next,
     response::{IntoResponse, Response},
-    Json,
 };
 use governor::middleware::NoOpMiddleware;
 use http_body_util::BodyExt;
-use serde_json::json;
 use tower::{Layer, ServiceExt};
 use tower_governor::{
     governor::{GovernorConfigBuilder, SharedRateLimiter},
@@ -40,7 +38,9 @@ use tower_governor::{
     GovernorError, GovernorLayer,
 };
 
-use crate::owner::OwnerId;
+use shared::http::ApiCode;
+
+use crate::{api::ApiError, owner::OwnerId};
 
 /// Largest request body an `/api/` request may have. Every API body is a small JSON
 /// object; a message is at most 4000 characters (`api::MAX_MESSAGE_CHARS`).
@@ -117,12 +117,8 @@ pub struct SecuritySettings {
 }
 
 /// `{"error":{"code","message"}}` with `status`, the shape every API error has.
-fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": {"code": code, "message": message}})),
-    )
-        .into_response()
+fn json_error(code: ApiCode, message: &str) -> Response {
+    ApiError::new(code, message).into_response()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -369,8 +365,7 @@ fn changes_state(method: &Method) -> bool {
 
 fn body_too_large(limit: usize) -> Response {
     json_error(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "BODY_TOO_LARGE",
+        ApiCode::BodyTooLarge,
         &format!(
             "The request body is too large (limit {} KiB).",
             limit / 1024
@@ -392,8 +387,7 @@ pub async fn guard_api(State(guard): State<ApiGuard>, request: Request, next: Ne
             "refused a cross-site request"
         );
         return json_error(
-            StatusCode::FORBIDDEN,
-            "CROSS_SITE_REQUEST",
+            ApiCode::CrossSiteRequest,
             "This request came from another site and was refused.",
         );
     }
@@ -416,8 +410,7 @@ pub async fn guard_api(State(guard): State<ApiGuard>, request: Request, next: Ne
         let Ok(read) = tokio::time::timeout(guard.body_timeout, read).await else {
             tracing::info!(path = %parts.uri.path(), "a request body did not arrive in time");
             return json_error(
-                StatusCode::REQUEST_TIMEOUT,
-                "REQUEST_TIMEOUT",
+                ApiCode::RequestTimeout,
                 &format!(
                     "The request body did not arrive within {} ms.",
                     guard.body_timeout.as_millis()
@@ -431,11 +424,7 @@ pub async fn guard_api(State(guard): State<ApiGuard>, request: Request, next: Ne
             }
             Err(error) => {
                 tracing::info!(%error, "reading a request body failed");
-                return json_error(
-                    StatusCode::BAD_REQUEST,
-                    "BAD_REQUEST",
-                    "The request body could not be read.",
-                );
+                return json_error(ApiCode::BadRequest, "The request body could not be read.");
             }
         };
         return next
@@ -590,15 +579,12 @@ impl SharedLimit {
 
 /// The answer for a refused request: retry after `seconds`.
 fn too_many(seconds: u64) -> Response {
-    let mut response = json_error(
-        StatusCode::TOO_MANY_REQUESTS,
-        "RATE_LIMITED",
-        &format!("Too many messages in a short time. Please wait {seconds} s and try again."),
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-    response
+    ApiError::new(
+        ApiCode::RateLimited,
+        format!("Too many messages in a short time. Please wait {seconds} s and try again."),
+    )
+    .retry_after(seconds)
+    .into_response()
 }
 
 fn rate_limit_error(error: GovernorError) -> Response {
@@ -611,8 +597,7 @@ fn rate_limit_error(error: GovernorError) -> Response {
             // Only possible if the owner middleware were not in front of this one.
             tracing::error!(?error, "rate limit could not identify the owner");
             json_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "INTERNAL",
+                ApiCode::Internal,
                 "Something went wrong on our side. Please try again.",
             )
         }

@@ -101,6 +101,9 @@ pub async fn serve(
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
+        // Above the API's own limit, so that the API's layer refuses in JSON
+        // (`api::edge::MAX_HEADERS`) instead of hyper with an empty 431.
+        .max_headers(4 * crate::api::edge::MAX_HEADERS)
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout);
     tokio::pin!(shutdown);

@@ -66,6 +66,137 @@ pub fn encode_component(segment: &str) -> String {
     out
 }
 
+/// Writes [`ApiCode`] and its methods from one table: variant, wire code, HTTP status.
+macro_rules! api_codes {
+    ($($(#[doc = $doc:literal])* $variant:ident = $wire:literal, $status:literal;)*) => {
+        /// The `error.code` of every refusal under `/api/`, each with the HTTP status it is
+        /// sent with. The server answers with these and nothing else; the page picks the
+        /// sentence a person reads by matching on them, so a new code does not compile
+        /// until it has one.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ApiCode {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl ApiCode {
+            /// Every code, in the table's order.
+            pub const ALL: &'static [ApiCode] = &[$(ApiCode::$variant),*];
+
+            /// The code as it is sent (`RUN_IN_PROGRESS`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ApiCode::$variant => $wire,)*
+                }
+            }
+
+            /// The HTTP status the code is sent with.
+            pub const fn status(self) -> u16 {
+                match self {
+                    $(ApiCode::$variant => $status,)*
+                }
+            }
+
+            /// The code of a received `error.code`; `None` for one this build does not know.
+            pub fn parse(code: &str) -> Option<Self> {
+                match code {
+                    $($wire => Some(ApiCode::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+api_codes! {
+    /// The request could not be read: bad JSON, a missing or mistyped field (also sent
+    /// as 415 without a JSON content type, and as 422 for JSON of the wrong shape).
+    BadRequest = "BAD_REQUEST", 400;
+    /// An id in the body or the path is not one we could have issued.
+    InvalidId = "INVALID_ID", 400;
+    /// The message is empty.
+    EmptyMessage = "EMPTY_MESSAGE", 422;
+    /// The message is longer than a message may be.
+    MessageTooLong = "MESSAGE_TOO_LONG", 413;
+    /// The body names an assistant this server does not have.
+    UnknownAssistant = "UNKNOWN_ASSISTANT", 422;
+    /// An AI SDK body whose last message answers no confirmation and asks nothing.
+    NothingToAnswer = "NOTHING_TO_ANSWER", 422;
+    /// An edited confirmation breaks the tool's rules (`error.issues` says which).
+    ValidationError = "VALIDATION_ERROR", 422;
+    /// A message already sent (the same client message id).
+    DuplicateMessage = "DUPLICATE_MESSAGE", 409;
+    /// The confirmation was already answered (`outcome` holds its part).
+    AlreadyResolved = "ALREADY_RESOLVED", 409;
+    /// What the confirmation showed changed before it was approved; nothing was done.
+    PreviewChanged = "PREVIEW_CHANGED", 409;
+    /// The decision is being carried out by another request; try again shortly.
+    DecisionInProgress = "DECISION_IN_PROGRESS", 409;
+    /// A reply is being written in the conversation (`running.runId` names it).
+    RunInProgress = "RUN_IN_PROGRESS", 409;
+    /// There is no reply to write again.
+    NothingToRegenerate = "NOTHING_TO_REGENERATE", 409;
+    /// Only the newest reply can be written again.
+    NotLastReply = "NOT_LAST_REPLY", 409;
+    /// The confirmation cannot be taken up again.
+    NotReopenable = "NOT_REOPENABLE", 409;
+    /// No such endpoint, or nothing of that id for this person.
+    NotFound = "NOT_FOUND", 404;
+    /// The endpoint does not take the method (`Allow` lists those it takes).
+    MethodNotAllowed = "METHOD_NOT_ALLOWED", 405;
+    /// The body did not arrive in time.
+    RequestTimeout = "REQUEST_TIMEOUT", 408;
+    /// The body is larger than the endpoint takes.
+    BodyTooLarge = "BODY_TOO_LARGE", 413;
+    /// The path and query are longer than any the API reads.
+    UriTooLong = "URI_TOO_LONG", 414;
+    /// A body that is not JSON.
+    UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE", 415;
+    /// More header lines, or more header bytes, than the API reads.
+    HeadersTooLarge = "HEADERS_TOO_LARGE", 431;
+    /// A state-changing request from another site's page.
+    CrossSiteRequest = "CROSS_SITE_REQUEST", 403;
+    /// Too many messages in a short time (`retry-after` says when to try again).
+    RateLimited = "RATE_LIMITED", 429;
+    /// Too many replies being written for this person at once (`retry-after`).
+    TooManyRuns = "TOO_MANY_RUNS", 429;
+    /// Sign-in for MCP clients needs the server's public origin, which is not set.
+    NoPublicOrigin = "NO_PUBLIC_ORIGIN", 400;
+    /// Something failed on our side (the details are in the server's log).
+    Internal = "INTERNAL", 500;
+    /// Our storage failed; nothing was changed (`retry-after`).
+    StorageUnavailable = "STORAGE_UNAVAILABLE", 503;
+    /// The server is restarting and starts nothing new (`retry-after`).
+    ShuttingDown = "SHUTTING_DOWN", 503;
+}
+
+impl Serialize for ApiCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// The body of every refusal under `/api/`: `{"error":{"code","message",...}}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ErrorBody {
+    /// What was refused.
+    pub error: ErrorDetail,
+}
+
+/// The `error` of an [`ErrorBody`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ErrorDetail {
+    /// The code as sent; [`ApiCode::parse`] reads it (a newer server may send one this
+    /// build does not know).
+    #[serde(default)]
+    pub code: String,
+    /// For client developers, in English; never shown to a person.
+    #[serde(default)]
+    pub message: String,
+    /// For a refused edit: which fields broke which rules.
+    #[serde(default)]
+    pub issues: Vec<crate::tools::ValidationIssue>,
+}
+
 /// Body of `POST /api/chat` as the page sends it: a person's message. (The server also
 /// reads the AI SDK's form of the same request, `{id, messages, trigger}`.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -143,6 +274,23 @@ pub struct RunningReply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_codes_are_distinct_screaming_snake_and_read_back() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ApiCode::ALL {
+            let wire = code.as_str();
+            assert!(seen.insert(wire), "{wire} twice");
+            assert!(
+                wire.chars().all(|c| c.is_ascii_uppercase() || c == '_'),
+                "{wire}"
+            );
+            assert_eq!(ApiCode::parse(wire), Some(*code));
+            assert!((400..600).contains(&code.status()), "{wire}");
+            assert_eq!(serde_json::to_value(code).ok(), Some(Value::from(wire)));
+        }
+        assert_eq!(ApiCode::parse("NO_SUCH_CODE"), None);
+    }
 
     #[test]
     fn urls_encode_their_ids_and_match_the_routes() {

@@ -4,7 +4,7 @@
 
 use super::*;
 
-use shared::http::{ApprovalRequest, ReopenRequest};
+use shared::http::{ApiCode, ApprovalRequest, ReopenRequest};
 
 pub(super) async fn approve(
     State(state): State<AppState>,
@@ -37,8 +37,7 @@ pub(super) struct Wanted {
 
 fn already_resolved() -> ApiError {
     ApiError::new(
-        StatusCode::CONFLICT,
-        "ALREADY_RESOLVED",
+        ApiCode::AlreadyResolved,
         "This confirmation was already answered; nothing more was done.",
     )
 }
@@ -71,11 +70,10 @@ pub(super) async fn decide_all(
             continue;
         };
         let tool = ToolName::parse(&pending.tool_name).ok_or_else(|| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "INTERNAL",
-                "Unknown tool.",
-            )
+            ApiError::new(ApiCode::Internal, "Unknown tool.").caused_by(format_args!(
+                "a pending call names a tool this server has not: {}",
+                pending.tool_name
+            ))
         })?;
         let edited = match (&wanted.edited_input, wanted.approved) {
             (Some(value), true) => Some(
@@ -109,16 +107,13 @@ pub(super) async fn decide_all(
     for (wanted, pending, tool, edited) in &peeked {
         if wanted.approved && edited.is_none() {
             if let Err(changed) = agent::recheck_preview(&state.agent, *tool, pending).await {
-                return Err(ApiError {
-                    outcome: Some(changed.part),
-                    ..ApiError::new(
-                        StatusCode::CONFLICT,
-                        "PREVIEW_CHANGED",
-                        "What this confirmation would do changed since it was shown (for \
+                return Err(ApiError::new(
+                    ApiCode::PreviewChanged,
+                    "What this confirmation would do changed since it was shown (for \
                          example the time slot filled up); nothing was done. Review the \
                          updated form and decide again.",
-                    )
-                });
+                )
+                .with_outcome(Some(changed.part)));
             }
         }
     }
@@ -155,8 +150,7 @@ pub(super) async fn decide_all(
     if taken.is_empty() {
         if held {
             return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "DECISION_IN_PROGRESS",
+                ApiCode::DecisionInProgress,
                 "This confirmation is being carried out right now; nothing more was done. \
                  Reload the conversation in a moment to see the result (if the server \
                  carrying it out stopped, the confirmation can be answered again then).",
@@ -191,8 +185,7 @@ pub(super) async fn regenerate(
         .rposition(|message| message.role == Some(Role::User))
     else {
         return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "NOTHING_TO_REGENERATE",
+            ApiCode::NothingToRegenerate,
             "This conversation has no message to answer again.",
         ));
     };
@@ -206,8 +199,7 @@ pub(super) async fn regenerate(
             || messages.last().is_some_and(|message| names(message, id));
         if !newest {
             return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "NOT_LAST_REPLY",
+                ApiCode::NotLastReply,
                 "Only the last reply can be regenerated; send a new message instead.",
             ));
         }
@@ -260,17 +252,11 @@ pub(super) async fn regenerate(
 /// issues, so the person is told which field and why in their language.
 fn rejected(rejected: EditRejected) -> ApiError {
     match rejected {
-        EditRejected::Invalid(error) => ApiError {
-            issues: error.issues,
-            ..ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "VALIDATION_ERROR",
-                error.message,
-            )
-        },
+        EditRejected::Invalid(error) => {
+            ApiError::new(ApiCode::ValidationError, error.message).with_issues(error.issues)
+        }
         EditRejected::Internal => ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
+            ApiCode::Internal,
             "Something went wrong on our side. Please try again.",
         ),
     }
@@ -311,8 +297,7 @@ pub(super) async fn reopen(
     let tool = ToolName::parse(part.tool_name()).filter(|_| moved_on);
     let (Some(tool), Some(input)) = (tool, part.input_json()) else {
         return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "NOT_REOPENABLE",
+            ApiCode::NotReopenable,
             "Only a confirmation that was closed because a new message was sent can be taken \
              up again.",
         ));
@@ -359,7 +344,7 @@ async fn resolved_or_missing(
     state: &AppState,
     conversation_id: &str,
     call_id: &str,
-    mut already: ApiError,
+    already: ApiError,
 ) -> Result<ApiError, ApiError> {
     let messages = store::messages(&state.db, conversation_id).await?;
     let part = messages
@@ -369,8 +354,7 @@ async fn resolved_or_missing(
         Some(part) => {
             // A part is plain data; should it ever fail to serialise, the 409 still says
             // that nothing more was done, only without the details.
-            already.outcome = serde_json::to_value(part).ok();
-            already
+            already.with_outcome(serde_json::to_value(part).ok())
         }
         None => ApiError::not_found("Confirmation"),
     })

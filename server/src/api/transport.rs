@@ -13,7 +13,7 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::Sha256;
-use shared::tools::Assistant;
+use shared::{http::ApiCode, tools::Assistant};
 
 use super::ApiError;
 
@@ -101,12 +101,13 @@ pub(super) struct ChatRequest {
     pub assistant: Option<Assistant>,
 }
 
-fn bad(code: &'static str, message: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, code, message)
+fn bad(code: ApiCode, message: impl Into<String>) -> ApiError {
+    ApiError::new(code, message)
 }
 
-fn unprocessable(code: &'static str, message: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+/// JSON of the wrong shape: `BAD_REQUEST` as the extractor sends it for such a body, 422.
+fn unprocessable(code: ApiCode, message: impl Into<String>) -> ApiError {
+    ApiError::new(code, message).with_status(StatusCode::UNPROCESSABLE_ENTITY)
 }
 
 /// The assistant a body names, typed; a name this server has no assistant for is refused.
@@ -115,7 +116,7 @@ fn assistant(name: Option<String>) -> Result<Option<Assistant>, ApiError> {
     match Assistant::parse(&name) {
         Some(assistant) => Ok(Some(assistant)),
         None => Err(unprocessable(
-            "UNKNOWN_ASSISTANT",
+            ApiCode::UnknownAssistant,
             format!(
                 "Unknown assistant {name:?}; available: {}.",
                 Assistant::ALL.map(Assistant::as_str).join(", ")
@@ -129,7 +130,7 @@ impl ChatBody {
     pub(super) fn into_request(self) -> Result<ChatRequest, ApiError> {
         if self.conversation_id.is_some() && self.id.is_some() {
             return Err(bad(
-                "BAD_REQUEST",
+                ApiCode::BadRequest,
                 "Send either `conversationId` (datban's form) or `id` (the AI SDK's), not both.",
             ));
         }
@@ -143,7 +144,7 @@ impl ChatBody {
     fn ours(self) -> Result<ChatRequest, ApiError> {
         if let Some(field) = self.extra.keys().next() {
             return Err(bad(
-                "BAD_REQUEST",
+                ApiCode::BadRequest,
                 format!(
                     "Unknown field `{field}`; expected `conversationId`, `text`, `assistant` \
                      or `trigger`."
@@ -158,7 +159,7 @@ impl ChatBody {
             (Some(Trigger::RegenerateMessage), None) => {
                 if conversation == ConversationRef::New {
                     return Err(bad(
-                        "BAD_REQUEST",
+                        ApiCode::BadRequest,
                         "Regenerating needs the `conversationId` of the reply to write again.",
                     ));
                 }
@@ -166,7 +167,7 @@ impl ChatBody {
             }
             (Some(Trigger::RegenerateMessage), Some(_)) => {
                 return Err(bad(
-                    "BAD_REQUEST",
+                    ApiCode::BadRequest,
                     "Send either `text` or `trigger: \"regenerate-message\"`, not both.",
                 ))
             }
@@ -176,7 +177,7 @@ impl ChatBody {
             },
             (_, None) => {
                 return Err(unprocessable(
-                    "BAD_REQUEST",
+                    ApiCode::BadRequest,
                     "Missing field `text` (the message, a string).",
                 ))
             }
@@ -191,14 +192,14 @@ impl ChatBody {
     fn transport(self) -> Result<ChatRequest, ApiError> {
         let id = self.id.ok_or_else(|| {
             bad(
-                "BAD_REQUEST",
+                ApiCode::BadRequest,
                 "Missing field `id` (the chat's id, a string).",
             )
         })?;
         check_client_id(&id, "id")?;
         let messages = self.messages.ok_or_else(|| {
             bad(
-                "BAD_REQUEST",
+                ApiCode::BadRequest,
                 "Missing field `messages`: the AI SDK form is `{id, messages, trigger}`.",
             )
         })?;
@@ -229,7 +230,7 @@ pub(super) fn check_client_id(id: &str, field: &str) -> Result<(), ApiError> {
         Ok(())
     } else {
         Err(bad(
-            "INVALID_ID",
+            ApiCode::InvalidId,
             format!(
                 "`{field}` must be 1 to {MAX_CLIENT_ID_CHARS} characters of letters, digits \
                  and - _ . : ~ (not only dots)."
@@ -250,7 +251,7 @@ fn submitted(messages: &[Value], message_id: Option<&str>) -> Result<Action, Api
     });
     let Some(message) = named.or_else(|| messages.last()) else {
         return Err(unprocessable(
-            "EMPTY_MESSAGE",
+            ApiCode::EmptyMessage,
             "`messages` is empty: there is nothing to answer.",
         ));
     };
@@ -262,7 +263,12 @@ fn submitted(messages: &[Value], message_id: Option<&str>) -> Result<Action, Api
                     check_client_id(id, "messages[].id")?;
                     Some(id.clone())
                 }
-                Some(_) => return Err(bad("INVALID_ID", "A message's `id` must be a string.")),
+                Some(_) => {
+                    return Err(bad(
+                        ApiCode::InvalidId,
+                        "A message's `id` must be a string.",
+                    ))
+                }
             };
             Ok(Action::Say {
                 text: text_of(message)?,
@@ -273,7 +279,7 @@ fn submitted(messages: &[Value], message_id: Option<&str>) -> Result<Action, Api
             let decisions = decisions_in(message)?;
             if decisions.is_empty() {
                 return Err(unprocessable(
-                    "NOTHING_TO_ANSWER",
+                    ApiCode::NothingToAnswer,
                     "The last message is the assistant's and answers no confirmation: send \
                      the person's message, or tool parts in `approval-responded`.",
                 ));
@@ -281,7 +287,7 @@ fn submitted(messages: &[Value], message_id: Option<&str>) -> Result<Action, Api
             Ok(Action::Decide(decisions))
         }
         _ => Err(unprocessable(
-            "BAD_REQUEST",
+            ApiCode::BadRequest,
             "The last message's `role` must be \"user\" (or \"assistant\" with decisions).",
         )),
     }
@@ -294,7 +300,7 @@ fn text_of(message: &Value) -> Result<String, ApiError> {
         .and_then(Value::as_array)
         .ok_or_else(|| {
             unprocessable(
-                "BAD_REQUEST",
+                ApiCode::BadRequest,
                 "A message needs `parts`, an array of `{type: \"text\", text}`.",
             )
         })?;
@@ -325,14 +331,14 @@ fn decisions_in(message: &Value) -> Result<Vec<ClientDecision>, ApiError> {
             .and_then(Value::as_bool);
         let (Some(id), Some(approved)) = (id, approved) else {
             return Err(unprocessable(
-                "BAD_REQUEST",
+                ApiCode::BadRequest,
                 "A part in `approval-responded` needs `approval: {id: string, approved: \
                  boolean}`.",
             ));
         };
         if id.is_empty() || id.chars().count() > 256 {
             return Err(bad(
-                "INVALID_ID",
+                ApiCode::InvalidId,
                 "An approval id must be 1 to 256 characters.",
             ));
         }
@@ -378,7 +384,7 @@ mod tests {
     }
 
     fn code(result: Result<ChatRequest, ApiError>) -> &'static str {
-        result.expect_err("refused").code
+        result.expect_err("refused").code().as_str()
     }
 
     #[test]

@@ -12,6 +12,7 @@ use axum::{
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
+use shared::http::ApiCode;
 
 use super::{
     later, oauth_error, origin, resources, rows, secret, split_scopes, timestamp,
@@ -513,8 +514,7 @@ pub async fn consent(
 ) -> Result<Json<Value>, ApiError> {
     let issuer = origin(&state, &headers).ok_or_else(|| {
         ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "NO_PUBLIC_ORIGIN",
+            ApiCode::NoPublicOrigin,
             "The server's public origin is not configured (DATBAN_PUBLIC_ORIGIN).",
         )
     })?;
@@ -530,12 +530,11 @@ pub async fn consent(
     let mut pairs: Vec<(&str, String)> = Vec::new();
     if body.allow {
         let code = secret::new_secret("dac_").map_err(|error| {
-            tracing::error!(%error, "OAuth code");
             ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "INTERNAL",
+                ApiCode::Internal,
                 "Something went wrong on our side. Please try again.",
             )
+            .caused_by(format_args!("OAuth code: {error}"))
         })?;
         let bound = rows::Request {
             expires_at: timestamp(later(now, CODE_LIFETIME)),
@@ -565,11 +564,7 @@ pub async fn consent(
     pairs.push(("iss", issuer));
     let borrowed: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let redirect = with_query(&request.redirect_uri, &borrowed).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "INTERNAL",
-            "The app's redirect URI cannot be used.",
-        )
+        ApiError::new(ApiCode::Internal, "The app's redirect URI cannot be used.")
     })?;
     tx.commit().await.map_err(StoreError::from)?;
     Ok(Json(json!({ "redirect": redirect })))

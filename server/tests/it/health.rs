@@ -107,6 +107,38 @@ async fn every_line_of_a_run_carries_its_run_id() {
     }
 }
 
+/// A refusal caused inside (our storage failed) is logged once, with its cause and the
+/// request's route, and the answer says nothing of it.
+#[tokio::test]
+async fn a_failure_is_logged_once_and_its_cause_never_sent() {
+    let lines = Lines::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(lines.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let (state, _db) = state().await;
+    let reads = state.reads.clone();
+    state.db.close().await;
+    reads.close().await;
+    let (status, body) = get(app(state), "/api/conversations/conv_1").await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "STORAGE_UNAVAILABLE");
+    let sent = body.to_string().to_lowercase();
+    for inside in ["database", "pool", "sqlx", "closed"] {
+        assert!(!sent.contains(inside), "{sent}");
+    }
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let logged: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains("storage failed"))
+        .collect();
+    assert_eq!(logged.len(), 1, "{text}");
+    assert!(logged[0].contains("ERROR"), "{}", logged[0]);
+    assert!(logged[0].contains("/api/conversations/{id}"), "no route: {}", logged[0]);
+}
+
 /// `GET /metrics` counts what happened: a finished reply and its tool call move the
 /// counters (other tests of this binary may move them too, never back).
 #[tokio::test]

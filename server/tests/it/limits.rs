@@ -683,6 +683,61 @@ async fn a_configured_front_end_origin_may_call_the_api_with_cookies() {
 // Slow and odd clients
 
 /// The server's accept loop on a free port with `limits`; its address.
+
+#[tokio::test]
+async fn a_long_uri_and_too_many_headers_are_refused_in_json() {
+    let (addr, _db) = serve_with(
+        server::serve::EdgeLimits::default(),
+        Duration::from_secs(5),
+    )
+    .await;
+    let client = support::new_client();
+    let base = format!("http://{addr}");
+    let long = "a".repeat(9_000);
+    let response = client
+        .get(format!("{base}/api/conversations/{long}"))
+        .send()
+        .await
+        .unwrap();
+    let reply = read_reply(response).await;
+    assert_json_error(&reply, 414, "URI_TOO_LONG");
+    let mut many = reqwest::header::HeaderMap::new();
+    for n in 0..150 {
+        many.insert(
+            reqwest::header::HeaderName::try_from(format!("x-extra-{n}")).unwrap(),
+            reqwest::header::HeaderValue::from_static("1"),
+        );
+    }
+    let response = client
+        .get(format!("{base}/api/bookings"))
+        .headers(many)
+        .send()
+        .await
+        .unwrap();
+    let reply = read_reply(response).await;
+    assert_json_error(&reply, 431, "HEADERS_TOO_LARGE");
+    assert!(reply.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("header lines"));
+    let response = client
+        .get(format!("{base}/api/bookings"))
+        .header("x-big", "b".repeat(40 * 1024))
+        .send()
+        .await
+        .unwrap();
+    let reply = read_reply(response).await;
+    assert_json_error(&reply, 431, "HEADERS_TOO_LARGE");
+    // Within the limits the same requests are served.
+    let response = client
+        .get(format!("{base}/api/bookings"))
+        .header("x-big", "b".repeat(1024))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+}
+
 async fn serve_with(
     limits: server::serve::EdgeLimits,
     body_timeout: Duration,

@@ -622,6 +622,12 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() {
         .await
         .unwrap();
     assert_eq!(refused.status().as_u16(), 429);
+    let wait: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(wait >= 1, "retry-after {wait}");
     let body: Value = refused.json().await.unwrap();
     assert_eq!(body["error"]["code"], "TOO_MANY_RUNS", "{body}");
     assert!(!body["error"]["message"].as_str().unwrap().is_empty());

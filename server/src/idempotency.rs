@@ -491,6 +491,7 @@ where
                         },
                         Err(error) => Err(error),
                     };
+                    #[cfg(feature = "test-hooks")]
                     hold_for_tests().await;
                     match recorded {
                         Ok(result) => tx.commit().await.map(|()| result).map_err(ExecError::from),
@@ -528,7 +529,9 @@ where
 
 /// A test hook: with `DATBAN_TEST_HOLD_EFFECT_MS` set, every side effect waits that long
 /// inside its transaction, before the commit, so a test can kill the server mid-effect.
-/// Read once; unset in any real deployment.
+/// Read once; compiled only with the `test-hooks` feature, which only the server's own
+/// tests turn on (a self dev-dependency), so no deployed binary has it.
+#[cfg(feature = "test-hooks")]
 async fn hold_for_tests() {
     static HOLD: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
     let hold = HOLD.get_or_init(|| {

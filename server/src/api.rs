@@ -10,7 +10,7 @@ use std::{convert::Infallible, sync::Arc, time::Duration};
 
 use axum::{
     body::Body,
-    extract::{rejection::JsonRejection, Path, Query, State},
+    extract::{Path, Query, State},
     http::{header, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
     routing::{get, post},
@@ -22,10 +22,12 @@ use serde_json::{json, Value};
 use shared::{
     events::{AgentEvent, UI_MESSAGE_STREAM_VERSION},
     message::{CallOutcome, Message, Role, RunStatus},
-    tools::{Assistant, ErrorCode, ToolError, ToolName, ValidationIssue},
+    tools::{Assistant, ErrorCode, ToolError, ToolName},
 };
 
 mod decisions;
+pub use crate::error::ApiError;
+pub(crate) use crate::error::{AppJson, Cause};
 pub(crate) mod edge;
 mod transport;
 
@@ -61,214 +63,15 @@ pub(crate) fn routes() -> Router<AppState> {
         .route(http::BOOKINGS_ROUTE, get(bookings))
 }
 
-/// An API error: `{"error":{"code","message"}}` with the code's HTTP status.
-///
-/// Every refusal under `/api/` is one of these, from the handlers, the extractors and the
-/// edge layers alike, and is written by its one [`IntoResponse`]. What went wrong inside
-/// (a database error, say) travels in `cause` to the request's log line, written once by
-/// [`edge::json_answers`] in the request's span; it is never sent.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    code: ApiCode,
-    message: String,
-    /// What only some refusals carry; boxed, so a `Result` of every handler stays small.
-    more: Box<More>,
-}
-
-#[derive(Debug, Default)]
-struct More {
-    /// What went wrong inside, for the log (never sent).
-    cause: Option<String>,
-    /// Seconds for `retry-after`, when not the code's usual wait.
-    retry_after: Option<u64>,
-    /// For a decision on a call that was already decided: the call's part as stored, so a
-    /// replayed decision learns what happened without anything running again.
-    outcome: Option<Value>,
-    /// For a refused edit: which fields broke which rules, so the page can say it in the
-    /// person's language.
-    issues: Vec<ValidationIssue>,
-    /// For `RUN_IN_PROGRESS`: the run writing the conversation, which a client follows
-    /// (`GET /api/chat/{id}/stream?run=…`) instead of starting another.
-    running: Option<String>,
-}
-
-impl ApiError {
-    pub(crate) fn new(code: ApiCode, message: impl Into<String>) -> Self {
-        Self {
-            // Every code's status is a valid one (checked by a test of the table).
-            status: StatusCode::from_u16(code.status()).unwrap_or(StatusCode::BAD_REQUEST),
-            code,
-            message: message.into(),
-            more: Box::default(),
-        }
-    }
-
-    pub(crate) fn not_found(what: &str) -> Self {
-        Self::new(ApiCode::NotFound, format!("{what} not found."))
-    }
-
-    /// The same refusal with another status, for a code sent with more than one
-    /// (`BAD_REQUEST` as 415 or 422).
-    pub(crate) fn with_status(self, status: StatusCode) -> Self {
-        Self { status, ..self }
-    }
-
-    /// What went wrong inside, for the log line of the request (never sent).
-    pub(crate) fn caused_by(mut self, cause: impl std::fmt::Display) -> Self {
-        self.more.cause = Some(cause.to_string());
-        self
-    }
-
-    /// The call's part as stored, for a decision on a call already decided.
-    pub(crate) fn with_outcome(mut self, outcome: Option<Value>) -> Self {
-        self.more.outcome = outcome;
-        self
-    }
-
-    /// Which fields of a refused edit broke which rules.
-    pub(crate) fn with_issues(mut self, issues: Vec<ValidationIssue>) -> Self {
-        self.more.issues = issues;
-        self
-    }
-
-    /// Asks the client to wait `seconds` before trying again.
-    pub(crate) fn retry_after(mut self, seconds: u64) -> Self {
-        self.more.retry_after = Some(seconds);
-        self
-    }
-
-    /// The code sent.
-    #[cfg(test)]
-    pub(crate) fn code(&self) -> ApiCode {
-        self.code
-    }
-}
-
-/// The cause of a refusal, handed from [`ApiError`]'s response to the layer that logs it.
-#[derive(Debug, Clone)]
-pub(crate) struct Cause(pub String);
-
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        match error {
-            // Our data gone wrong: retrying reads the same rows.
-            StoreError::Corrupt { .. } => Self::new(
-                ApiCode::Internal,
-                "This could not be loaded. Nothing was changed.",
-            ),
-            // Our storage is infrastructure: a retry may well succeed, and the request
-            // changed nothing (a decision stays pending), so 503 with `retry-after`.
-            StoreError::Db(_) => Self::new(
-                ApiCode::StorageUnavailable,
-                "Something went wrong on our side; nothing was changed. Please try again.",
-            ),
-        }
-        .caused_by(format_args!("storage failed: {error}"))
-    }
-}
-
-/// A JSON request body whose rejection is an [`ApiError`]: every handler refuses a bad
-/// body in the one error shape (`{"error":{"code","message"}}`, the field and the expected
-/// JSON type in the message), without matching on axum's rejection itself.
-pub(crate) struct AppJson<T>(pub T);
-
-impl<T, S> axum::extract::FromRequest<S> for AppJson<T>
-where
-    Json<T>: axum::extract::FromRequest<S, Rejection = JsonRejection>,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request(request: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
-        let Json(value) = Json::<T>::from_request(request, state).await?;
-        Ok(Self(value))
-    }
-}
-
-impl From<JsonRejection> for ApiError {
-    fn from(rejection: JsonRejection) -> Self {
-        let status = match rejection {
-            JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            _ => StatusCode::BAD_REQUEST,
-        };
-        Self::new(ApiCode::BadRequest, edge::plain(&rejection.body_text())).with_status(status)
-    }
-}
-
-impl From<axum::extract::rejection::QueryRejection> for ApiError {
-    fn from(rejection: axum::extract::rejection::QueryRejection) -> Self {
-        Self::new(ApiCode::BadRequest, edge::plain(&rejection.body_text()))
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        #[derive(Serialize)]
-        struct Body<'a> {
-            error: Inner<'a>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            outcome: Option<&'a Value>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            running: Option<Running<'a>>,
-        }
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Running<'a> {
-            run_id: &'a str,
-        }
-        #[derive(Serialize)]
-        struct Inner<'a> {
-            code: &'a str,
-            message: &'a str,
-            #[serde(skip_serializing_if = "<[ValidationIssue]>::is_empty")]
-            issues: &'a [ValidationIssue],
-        }
-        let body = Body {
-            error: Inner {
-                code: self.code.as_str(),
-                message: &self.message,
-                issues: &self.more.issues,
-            },
-            outcome: self.more.outcome.as_ref(),
-            running: self
-                .more
-                .running
-                .as_deref()
-                .map(|run_id| Running { run_id }),
-        };
-        let mut response = (self.status, Json(body)).into_response();
-        let retry_after = self.more.retry_after.or(match self.code {
-            ApiCode::StorageUnavailable | ApiCode::ShuttingDown | ApiCode::RateLimited => Some(1),
-            // Replies take seconds; one of the person's may well be done by then.
-            ApiCode::TooManyRuns => Some(2),
-            _ => None,
-        });
-        if let Some(seconds) = retry_after {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        if let Some(cause) = self.more.cause {
-            response.extensions_mut().insert(Cause(cause));
-        }
-        response
-    }
-}
-
 impl From<ReserveError> for ApiError {
     fn from(error: ReserveError) -> Self {
         match error {
-            ReserveError::Busy { running } => {
-                let mut error = Self::new(
-                    ApiCode::RunInProgress,
-                    "The assistant is still answering in this conversation: follow that \
+            ReserveError::Busy { running } => Self::new(
+                ApiCode::RunInProgress,
+                "The assistant is still answering in this conversation: follow that \
                      reply (GET /api/chat/{id}/stream) or wait for it to end.",
-                );
-                error.more.running = running;
-                error
-            }
+            )
+            .with_running(running),
             ReserveError::ShuttingDown => Self::new(
                 ApiCode::ShuttingDown,
                 "This server is restarting and starts no new reply; nothing was changed. \

@@ -12,6 +12,7 @@ pub mod agent;
 pub mod api;
 pub mod config;
 pub mod db;
+pub mod error;
 pub mod exec;
 mod health;
 pub mod history;

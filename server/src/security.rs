@@ -40,7 +40,7 @@ use tower_governor::{
 
 use shared::http::ApiCode;
 
-use crate::{api::ApiError, owner::OwnerId};
+use crate::{error::ApiError, owner::OwnerId};
 
 /// Largest request body an `/api/` request may have. Every API body is a small JSON
 /// object; a message is at most 4000 characters (`api::MAX_MESSAGE_CHARS`).

@@ -63,7 +63,7 @@ pub(super) async fn decide_all(
             let answer =
                 resolved_or_missing(state, conversation_id, &wanted.call_id, already_resolved())
                     .await?;
-            if answer.status == StatusCode::NOT_FOUND {
+            if answer.code() == ApiCode::NotFound {
                 return Err(answer);
             }
             resolved.get_or_insert(answer);

@@ -14,7 +14,7 @@ use axum::{
 };
 use shared::http::ApiCode;
 
-use super::{ApiError, Cause};
+use crate::error::{plain, ApiError, Cause};
 
 /// Longest plain-text refusal read to be passed on (an extractor's message is short).
 const TEXT_LIMIT: usize = 4 * 1024;
@@ -174,66 +174,6 @@ async fn as_json(method: Method, path: &str, response: Response) -> Response {
     answer
 }
 
-/// An extractor's or serde's message in JSON terms: the field path kept, Rust's type
-/// names (`struct ChatBody with 3 elements`, `u8`, `floating point`) said as JSON types.
-pub fn plain(text: &str) -> String {
-    let text = text
-        .replace(
-            "Failed to deserialize the JSON body into the target type: ",
-            "The JSON body does not fit: ",
-        )
-        .replace(
-            "Failed to parse the request body as JSON: ",
-            "The body is not valid JSON: ",
-        )
-        .replace(
-            "Failed to deserialize query string: ",
-            "The query string does not fit: ",
-        )
-        .replace("Invalid URL: ", "The path is not valid: ");
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find("expected ") {
-        let (before, after) = rest.split_at(at + "expected ".len());
-        out.push_str(before);
-        let end = after
-            .find([',', '\n', ';'])
-            .or_else(|| after.find(" at line "))
-            .unwrap_or(after.len());
-        let (wanted, tail) = after.split_at(end);
-        out.push_str(&json_type(wanted.trim_end()));
-        rest = tail;
-    }
-    out.push_str(rest);
-    out.replace("floating point `", "the number `")
-        .replace("integer `", "the number `")
-        .replace("invalid type: map", "invalid type: an object")
-        .replace("invalid type: sequence", "invalid type: an array")
-        .replace("invalid type: unit value", "invalid type: null")
-}
-
-/// What serde expected, as a JSON type.
-fn json_type(wanted: &str) -> String {
-    let word = wanted.trim();
-    let named = match word {
-        "u8" => "an integer from 0 to 255",
-        "u16" => "an integer from 0 to 65535",
-        "u32" | "u64" | "usize" => "a whole number, 0 or more",
-        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer",
-        "f32" | "f64" => "a number",
-        "a map" | "map" => "a JSON object",
-        "a sequence" | "sequence" => "a JSON array",
-        "a boolean" | "bool" => "true or false",
-        _ if word.starts_with("struct ") || word.starts_with("a map ") => "a JSON object",
-        _ if word.starts_with("tuple") || word.starts_with("a sequence ") => "a JSON array",
-        _ if word.starts_with("enum ") || word.starts_with("variant ") => {
-            "one of the allowed values"
-        }
-        _ => return wanted.to_owned(),
-    };
-    named.to_owned()
-}
-
 /// An empty answer body, for tests of the layer.
 #[cfg(test)]
 fn empty(status: StatusCode) -> Response {
@@ -243,27 +183,6 @@ fn empty(status: StatusCode) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn serde_is_said_in_json_terms() {
-        assert_eq!(
-            plain("Failed to deserialize the JSON body into the target type: invalid type: sequence, expected struct ChatBody with 3 elements at line 1 column 0"),
-            "The JSON body does not fit: invalid type: an array, expected a JSON object at line 1 column 0"
-        );
-        assert_eq!(
-            plain("Failed to deserialize the JSON body into the target type: partySize: invalid type: floating point `4.5`, expected u8 at line 1 column 20"),
-            "The JSON body does not fit: partySize: invalid type: the number `4.5`, expected an integer from 0 to 255 at line 1 column 20"
-        );
-        assert_eq!(
-            plain("Failed to deserialize the JSON body into the target type: approved: invalid type: string \"yes\", expected a boolean at line 1 column 9"),
-            "The JSON body does not fit: approved: invalid type: string \"yes\", expected true or false at line 1 column 9"
-        );
-        assert_eq!(
-            plain("Failed to deserialize the JSON body into the target type: missing field `text` at line 1 column 2"),
-            "The JSON body does not fit: missing field `text` at line 1 column 2"
-        );
-        assert!(!plain("invalid type: integer `5`, expected usize").contains("usize"));
-    }
 
     #[tokio::test]
     async fn refusals_without_a_body_become_json() {

@@ -136,7 +136,11 @@ async fn a_failure_is_logged_once_and_its_cause_never_sent() {
         .collect();
     assert_eq!(logged.len(), 1, "{text}");
     assert!(logged[0].contains("ERROR"), "{}", logged[0]);
-    assert!(logged[0].contains("/api/conversations/{id}"), "no route: {}", logged[0]);
+    assert!(
+        logged[0].contains("/api/conversations/{id}"),
+        "no route: {}",
+        logged[0]
+    );
 }
 
 /// `GET /metrics` counts what happened: a finished reply and its tool call move the

@@ -686,11 +686,8 @@ async fn a_configured_front_end_origin_may_call_the_api_with_cookies() {
 
 #[tokio::test]
 async fn a_long_uri_and_too_many_headers_are_refused_in_json() {
-    let (addr, _db) = serve_with(
-        server::serve::EdgeLimits::default(),
-        Duration::from_secs(5),
-    )
-    .await;
+    let (addr, _db) =
+        serve_with(server::serve::EdgeLimits::default(), Duration::from_secs(5)).await;
     let client = support::new_client();
     let base = format!("http://{addr}");
     let long = "a".repeat(9_000);

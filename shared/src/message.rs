@@ -6,10 +6,7 @@ use serde_json::Value;
 use crate::preview::ApprovalPreview;
 use crate::{
     partial_json::PartialJson,
-    tools::{
-        CancelBooking, CreateBooking, CreateCheckoutSession, GetWeather, ListBookings,
-        PrepareCheckout, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolError, ToolName,
-    },
+    tools::{Tool, ToolError, ToolName},
 };
 
 /// A person's decision on a call that asked for one.
@@ -499,7 +496,7 @@ macro_rules! define_tool_part {
             $(
                 #[doc = concat!("A `", $wire, "` call.")]
                 #[serde(rename = $wire)]
-                $name(ToolCall<$name>),
+                $name(ToolCall<crate::tools::$name>),
             )*
             /// A call to a tool that does not exist.
             #[serde(rename = "unknown")]

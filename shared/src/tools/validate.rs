@@ -9,11 +9,7 @@ use jsonschema::{
 };
 use serde_json::Value;
 
-use super::{
-    CancelBooking, CreateBooking, CreateCheckoutSession, GetWeather, ListBookings, PrepareCheckout,
-    Rule, SearchRestaurants, ShippingQuote, SuggestGifts, Tool, ToolInput, ToolName,
-    ValidationContext, ValidationError, ValidationIssue,
-};
+use super::{Rule, Tool, ToolInput, ToolName, ValidationContext, ValidationError, ValidationIssue};
 
 /// Parses and validates a tool call's raw argument text.
 ///
@@ -71,7 +67,7 @@ macro_rules! define_dispatch {
             ctx: &ValidationContext,
         ) -> Result<ToolInput, ValidationError> {
             match tool {
-                $(ToolName::$name => typed::<$name>(value, ctx).map(ToolInput::$name),)*
+                $(ToolName::$name => typed::<crate::tools::$name>(value, ctx).map(ToolInput::$name),)*
             }
         }
     };

@@ -17,6 +17,7 @@ use crate::state::ChatState;
 use crate::view::{IntoPartView, PartView};
 
 mod approval;
+mod availability;
 mod booking;
 mod gifts;
 mod my_bookings;
@@ -116,6 +117,7 @@ pub fn render_tool(part: ToolPart) -> PartView {
     let body = match part {
         ToolPart::GetWeather(call) => weather::render(call.state),
         ToolPart::SearchRestaurants(call) => restaurants::render(call.state),
+        ToolPart::CheckAvailability(call) => availability::render(call.state),
         ToolPart::CreateBooking(call) => booking::render(call.id, call.state),
         // The parts of the other assistants and of the person's own bookings are rarely
         // shown: their code is loaded on first use (see `crate::lazy`).

@@ -91,6 +91,9 @@ pub async fn execute(input: &ToolInput, ctx: &ToolContext) -> Result<Value, Exec
     match input {
         ToolInput::GetWeather(input) => to_json(weather::run(input, ctx).await?),
         ToolInput::SearchRestaurants(input) => to_json(restaurants::run(input, ctx).await?),
+        ToolInput::CheckAvailability(input) => {
+            to_json(restaurants::availability(input, ctx).await?)
+        }
         ToolInput::CreateBooking(input) => to_json(booking::run(input, ctx).await?),
         ToolInput::ListBookings(input) => to_json(my_bookings::list(input, ctx).await?),
         ToolInput::CancelBooking(input) => to_json(my_bookings::cancel(input, ctx).await?),
@@ -112,6 +115,7 @@ pub async fn precheck(
     match input {
         ToolInput::GetWeather(_)
         | ToolInput::SearchRestaurants(_)
+        | ToolInput::CheckAvailability(_)
         | ToolInput::ListBookings(_)
         | ToolInput::SuggestGifts(_)
         | ToolInput::PrepareCheckout(_)

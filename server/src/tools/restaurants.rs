@@ -1,12 +1,15 @@
-//! `searchRestaurants` and the catalogue helpers booking shares: reading a restaurant,
-//! its seating times, and the seats confirmed bookings already hold.
+//! `searchRestaurants`, `checkAvailability`, and the catalogue helpers booking shares:
+//! reading a restaurant, its seating times, and the seats confirmed bookings already hold.
 //!
 //! Rows are data, not code: times and offsets are parsed with typed errors, never unwrapped.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveTime, TimeZone, Timelike, Utc};
-use shared::tools::{FreeSlot, RestaurantSummary, SearchRestaurantsInput, SearchRestaurantsOutput};
+use shared::tools::{
+    CheckAvailabilityInput, CheckAvailabilityOutput, Entity, FreeSlot, RestaurantSummary, Rule,
+    SearchRestaurantsInput, SearchRestaurantsOutput, NEAREST_SLOTS,
+};
 
 use super::{
     city::{canonical_city, cities_list, fold, vietnam_today, words},
@@ -294,6 +297,52 @@ async fn free_slots(
             })
         })
         .collect())
+}
+
+/// `checkAvailability`: the time asked for at one restaurant, and the nearest other times
+/// that day with room for the party. Read-only; a time that is not a seating time (outside
+/// the hours, off the half hour) is answered, not refused, so the model can offer others.
+pub async fn availability(
+    input: &CheckAvailabilityInput,
+    ctx: &ToolContext,
+) -> Result<CheckAvailabilityOutput, ExecError> {
+    let Some(restaurant) = find(&ctx.db, &input.restaurant_id).await? else {
+        return Err(ExecError::invalid_at(
+            "restaurantId",
+            Rule::NoSuch {
+                entity: Entity::Restaurant,
+            },
+            format!(
+                "restaurantId: no restaurant has the id \"{}\"; use an id from searchRestaurants",
+                input.restaurant_id
+            ),
+        ));
+    };
+    let starts_at = input.starts_at.with_timezone(&restaurant.offset()?);
+    let party = u32::from(input.party_size);
+    let day = restaurant.slots_on(starts_at.date_naive())?;
+    // Every later seating time that day with its free seats (a party of 0 fits anywhere).
+    let open = free_slots(&ctx.db, &restaurant, day, ctx.now, 0).await?;
+    let seats_left = open
+        .iter()
+        .find(|slot| slot.starts_at == starts_at)
+        .map(|slot| slot.seats_left);
+    let mut nearest: Vec<FreeSlot> = open
+        .into_iter()
+        .filter(|slot| slot.starts_at != starts_at && slot.seats_left >= party)
+        .collect();
+    nearest.sort_by_key(|slot| (slot.starts_at - starts_at).num_seconds().abs());
+    nearest.truncate(NEAREST_SLOTS);
+    Ok(CheckAvailabilityOutput {
+        restaurant_id: restaurant.id.clone(),
+        restaurant_name: restaurant.name.clone(),
+        opening_hours: restaurant.opening_hours(),
+        party_size: input.party_size,
+        starts_at,
+        available: seats_left.is_some_and(|seats| seats >= party),
+        seats_left,
+        nearest,
+    })
 }
 
 /// Leading words that only say "food" / "place": "món chay", "quán phở", "nhà hàng Nhật".

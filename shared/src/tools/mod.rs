@@ -6,6 +6,7 @@
 //! [`ToolName`], [`ToolInput`] and [`crate::message::ToolPart`] make the compiler point at
 //! every `match` that must handle a new tool: the server's executor and the app's renderer.
 
+mod availability;
 mod booking;
 mod error;
 mod gifts;
@@ -17,6 +18,9 @@ mod shipping;
 mod validate;
 mod weather;
 
+pub use availability::{
+    CheckAvailability, CheckAvailabilityInput, CheckAvailabilityOutput, NEAREST_SLOTS,
+};
 pub use booking::{BookingStatus, CreateBooking, CreateBookingInput, CreateBookingOutput};
 pub use error::{Entity, ErrorClass, ErrorCode, Rule, ToolError, ValidationError, ValidationIssue};
 pub use gifts::{

@@ -15,6 +15,7 @@ macro_rules! tool_registry {
         $callback! { ($($arg),*) [
             (GetWeather, "getWeather", Restaurant),
             (SearchRestaurants, "searchRestaurants", Restaurant),
+            (CheckAvailability, "checkAvailability", Restaurant),
             (CreateBooking, "createBooking", Restaurant),
             (ListBookings, "listBookings", Restaurant),
             (CancelBooking, "cancelBooking", Restaurant),

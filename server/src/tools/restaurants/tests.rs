@@ -619,3 +619,94 @@ async fn a_bad_row_is_skipped_not_fatal() {
         Err(ExecError::Internal(_))
     ));
 }
+
+// --- checkAvailability -------------------------------------------------------------
+
+fn asking(party: u8, starts_at: &str) -> CheckAvailabilityInput {
+    CheckAvailabilityInput {
+        restaurant_id: "hn-cha-ca-thang-long".into(),
+        party_size: party,
+        starts_at: at(starts_at),
+    }
+}
+
+#[tokio::test]
+async fn availability_says_yes_then_no_with_the_nearest_free_times() {
+    let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
+    let free = availability(&asking(4, "2026-12-01T19:00:00+07:00"), &ctx)
+        .await
+        .unwrap();
+    assert!(free.available);
+    assert_eq!(free.seats_left, Some(40));
+    assert_eq!(free.restaurant_name, "Chả Cá Thăng Long");
+    // The nearest others first: 18:30 and 19:30, then 18:00 and 20:00.
+    let nearest: Vec<String> = free
+        .nearest
+        .iter()
+        .map(|slot| slot.starts_at.format("%H:%M").to_string())
+        .collect();
+    assert_eq!(nearest.len(), NEAREST_SLOTS);
+    assert_eq!(
+        nearest[..2].iter().collect::<HashSet<_>>(),
+        ["18:30".to_owned(), "19:30".to_owned()].iter().collect()
+    );
+    // 38 of 40 seats taken at 19:00, and all of 19:30: a party of 4 fits at neither.
+    let thang_long = "hn-cha-ca-thang-long";
+    for (id, party, starts_at, status) in [
+        ("b1", 19, "2026-12-01T19:00:00+07:00", "confirmed"),
+        ("b2", 19, "2026-12-01T19:00:00+07:00", "confirmed"),
+        ("b3", 20, "2026-12-01T19:30:00+07:00", "confirmed"),
+        ("b4", 20, "2026-12-01T19:30:00+07:00", "confirmed"),
+        // A cancelled booking holds no seats.
+        ("b5", 20, "2026-12-01T18:30:00+07:00", "cancelled"),
+        ("b6", 20, "2026-12-01T18:30:00+07:00", "cancelled"),
+    ] {
+        book(&ctx.db, id, thang_long, party, starts_at, status).await;
+    }
+    let full = availability(&asking(4, "2026-12-01T19:00:00+07:00"), &ctx)
+        .await
+        .unwrap();
+    assert!(!full.available);
+    assert_eq!(full.seats_left, Some(2));
+    let nearest: Vec<String> = full
+        .nearest
+        .iter()
+        .map(|slot| slot.starts_at.format("%H:%M").to_string())
+        .collect();
+    assert_eq!(nearest[0], "18:30", "{nearest:?}");
+    assert!(!nearest.contains(&"19:30".to_owned()), "{nearest:?}");
+    // A party of 2 still fits at 19:00.
+    let two = availability(&asking(2, "2026-12-01T19:00:00+07:00"), &ctx)
+        .await
+        .unwrap();
+    assert!(two.available);
+}
+
+#[tokio::test]
+async fn availability_outside_the_hours_or_for_an_unknown_place() {
+    let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
+    // Closes at 22:00, last seating 21:00: 21:30 is not a seating time, said not refused.
+    let late = availability(&asking(2, "2026-12-01T21:30:00+07:00"), &ctx)
+        .await
+        .unwrap();
+    assert!(!late.available);
+    assert_eq!(late.seats_left, None);
+    assert_eq!(
+        late.nearest[0].starts_at.format("%H:%M").to_string(),
+        "21:00"
+    );
+    // The time is read in the restaurant's offset whatever offset it came in.
+    let utc = availability(&asking(2, "2026-12-01T12:00:00Z"), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(utc.starts_at.to_rfc3339(), "2026-12-01T19:00:00+07:00");
+    assert!(utc.available);
+    let unknown = CheckAvailabilityInput {
+        restaurant_id: "nowhere".into(),
+        ..asking(2, "2026-12-01T19:00:00+07:00")
+    };
+    match availability(&unknown, &ctx).await {
+        Err(ExecError::Tool(error)) => assert_eq!(error.issues[0].path, "restaurantId"),
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+}

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 const base = process.env.DATBAN_BASE_URL ?? 'http://127.0.0.1:3000';
 
 const TOOLS: Record<string, string[]> = {
-  restaurant: ['getWeather', 'searchRestaurants', 'createBooking', 'listBookings', 'cancelBooking', 'decide_approval'],
+  restaurant: ['getWeather', 'searchRestaurants', 'checkAvailability', 'createBooking', 'listBookings', 'cancelBooking', 'decide_approval'],
   gifts: ['suggest_gifts', 'prepare_checkout', 'create_checkout_session', 'decide_approval'],
   shipping: ['shipping_quote'],
 };
@@ -114,6 +114,26 @@ test.describe('MCP servers with the official TypeScript clients', () => {
       );
       expect(search).toMatchObject({ ok: true, status: 'done', tool: 'searchRestaurants' });
       expect(Array.isArray(search.output.restaurants)).toBe(true);
+
+      // A table at 19:00 a week ahead (the restaurant's own offset), through the same executor.
+      const day = new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString().slice(0, 10);
+      const table = structured(
+        await client.callTool({
+          name: 'checkAvailability',
+          arguments: { restaurantId: 'hn-cha-ca-thang-long', partySize: 4, startsAt: `${day}T19:00:00+07:00` },
+        }),
+      );
+      expect(table).toMatchObject({ ok: true, status: 'done', tool: 'checkAvailability' });
+      expect(table.output).toMatchObject({ restaurantName: 'Chả Cá Thăng Long', partySize: 4 });
+      expect(typeof table.output.available).toBe('boolean');
+      expect(table.output.nearest.length).toBeGreaterThan(0);
+      const past = structured(
+        await client.callTool({
+          name: 'checkAvailability',
+          arguments: { restaurantId: 'hn-cha-ca-thang-long', partySize: 4, startsAt: '2020-01-01T19:00:00+07:00' },
+        }),
+      );
+      expect(past).toMatchObject({ ok: false, tool: 'checkAvailability' });
       await client.close();
     }
     const gifts = await connect('gifts');

@@ -35,6 +35,7 @@ async fn each_assistant_offers_only_its_own_tools_and_prompt() {
             vec![
                 "getWeather",
                 "searchRestaurants",
+                "checkAvailability",
                 "createBooking",
                 "listBookings",
                 "cancelBooking",

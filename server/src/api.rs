@@ -6,7 +6,7 @@
 //! /api/approvals`, `GET /api/chat/{id}/stream`) is a subscription to the run's event log
 //! (`runs.rs`), so a browser that lost its stream can pick the reply up again.
 
-use std::{convert::Infallible, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use axum::{
     body::Body,
@@ -29,6 +29,7 @@ mod decisions;
 pub use crate::error::ApiError;
 pub(crate) use crate::error::{AppJson, Cause};
 pub(crate) mod edge;
+mod frames;
 mod transport;
 
 use decisions::{approve, decide_all, regenerate, reopen, Wanted};
@@ -92,37 +93,10 @@ impl From<ReserveError> for ApiError {
 /// of the same turn) before it is refused with `RUN_IN_PROGRESS`.
 const DECISION_WAIT: Duration = Duration::from_secs(120);
 
-/// Events written to the socket at most at once.
-const EVENTS_PER_WRITE: usize = 256;
-
-/// A run's events as a UI Message Stream: one `data:` chunk per event, then `data: [DONE]`
-/// once the run is over.
-///
-/// Each event arrives serialised once (by the run's log); here it is only framed. Events
-/// that are ready together leave in one write: a reply is dozens of small events, and
-/// one write (one syscall, one TCP segment with `TCP_NODELAY`) per event cost more than
-/// everything else the server does for them. Event text is JSON from serde, which never
-/// holds a raw line break, so one `data:` line per event is the whole frame.
+/// A run's events as a UI Message Stream response: each event arrives serialised once (by
+/// the run's log) and is only framed ([`frames::Frames`]).
 fn sse(events: runs::EventStream, run_id: &str) -> Response {
-    let done: Arc<str> = Arc::from("[DONE]");
-    // Counted open for as long as the body lives (to its end, or until the client left).
-    let open = crate::metrics::OpenStream::new();
-    let frames = events
-        .chain(stream::once(async move {
-            drop(open);
-            done
-        }))
-        .ready_chunks(EVENTS_PER_WRITE)
-        .map(|batch| {
-            let size = batch.iter().map(|data| data.len() + 8).sum();
-            let mut frame = Vec::with_capacity(size);
-            for data in &batch {
-                frame.extend_from_slice(b"data: ");
-                frame.extend_from_slice(data.as_bytes());
-                frame.extend_from_slice(b"\n\n");
-            }
-            Ok::<_, Infallible>(bytes::Bytes::from(frame))
-        });
+    let frames = frames::Frames::new(events);
     let mut response = Response::new(Body::from_stream(frames));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

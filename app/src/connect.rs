@@ -9,95 +9,13 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+#[cfg(feature = "hydrate")]
 use serde_json::Value;
+#[cfg(feature = "hydrate")]
+use shared::http::ConsentRedirect;
+use shared::http::{ConnectionList, ConsentRequest};
 
 use crate::i18n::{lang, t, Lang, LangSwitch};
-
-// The answers are read from a parsed `Value` by hand, not with derived `Deserialize`: each
-// derive adds its own visitor code to the hydrate bundle (see README, "Hydrate bundle").
-
-fn text(value: &Value, key: &str) -> String {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn texts(value: &Value, key: &str) -> Vec<String> {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|item| item.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// `GET /api/oauth/requests/{id}`: what the app asks for.
-#[derive(Debug, Clone, PartialEq)]
-struct ConsentRequest {
-    request: String,
-    client_name: String,
-    scopes: Vec<String>,
-    assistant: String,
-    redirect_host: String,
-}
-
-impl ConsentRequest {
-    fn read(value: &Value) -> Self {
-        Self {
-            request: text(value, "request"),
-            client_name: text(value, "clientName"),
-            scopes: texts(value, "scopes"),
-            assistant: text(value, "assistant"),
-            redirect_host: text(value, "redirectHost"),
-        }
-    }
-}
-
-/// `GET /api/connections`.
-#[derive(Debug, Clone, PartialEq)]
-struct ConnectionList {
-    connections: Vec<Connection>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct Connection {
-    id: String,
-    client_name: String,
-    scopes: Vec<String>,
-    connected_at: String,
-    last_used_at: Option<String>,
-}
-
-impl ConnectionList {
-    fn read(value: &Value) -> Self {
-        let connections = value
-            .get("connections")
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|item| Connection {
-                        id: text(item, "id"),
-                        client_name: text(item, "clientName"),
-                        scopes: texts(item, "scopes"),
-                        connected_at: text(item, "connectedAt"),
-                        last_used_at: item
-                            .get("lastUsedAt")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Self { connections }
-    }
-}
 
 /// What a scope lets the app do, as the person reads it before allowing it.
 fn scope_text(lang: Lang, scope: &str) -> &'static str {
@@ -155,7 +73,7 @@ pub fn ConsentPage() -> impl IntoView {
                 load.set(Load::Failed(String::new()));
                 return;
             };
-            let url = format!("/api/oauth/requests/{}", crate::api::encode_component(&id));
+            let url = shared::http::consent_request_url(&id);
             let result = crate::client::get_json::<Value>(&url).await;
             load.try_set(match result {
                 Ok(value) => Load::Loaded(ConsentRequest::read(&value)),
@@ -172,16 +90,20 @@ pub fn ConsentPage() -> impl IntoView {
         failure.set(None);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let body = serde_json::json!({"request": request.request, "allow": allow}).to_string();
+            let answer = shared::http::ConsentAnswer {
+                request: request.request.clone(),
+                allow,
+            };
+            let body = serde_json::to_string(&answer).unwrap_or_default();
             let result = crate::client::send_json::<Value>(
                 gloo_net::http::Method::POST,
-                "/api/oauth/consent",
+                shared::http::CONSENT_URL,
                 Some(&body),
             )
             .await;
             match result {
                 // The page stays busy while the browser leaves for the app.
-                Ok(answer) => crate::browser::go_to(&text(&answer, "redirect")),
+                Ok(answer) => crate::browser::go_to(&ConsentRedirect::read(&answer).redirect),
                 Err(error) => {
                     busy.set(false);
                     failure.set(Some(error.message));
@@ -310,7 +232,7 @@ pub fn ConnectedApps() -> impl IntoView {
     Effect::new(move |_| {
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let result = crate::client::get_json::<Value>("/api/connections").await;
+            let result = crate::client::get_json::<Value>(shared::http::CONNECTIONS_URL).await;
             load.try_set(match result {
                 Ok(value) => Load::Loaded(ConnectionList::read(&value)),
                 Err(error) => Load::Failed(error.message),
@@ -322,7 +244,7 @@ pub fn ConnectedApps() -> impl IntoView {
         failure.set(None);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let url = format!("/api/connections/{}", crate::api::encode_component(&id));
+            let url = shared::http::connection_url(&id);
             match crate::client::send_json::<Value>(gloo_net::http::Method::DELETE, &url, None)
                 .await
             {

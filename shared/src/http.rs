@@ -26,6 +26,25 @@ pub const STOP_ROUTE: &str = "/api/chat/{id}/stop";
 /// The router's pattern of [`stream_url`].
 pub const STREAM_ROUTE: &str = "/api/chat/{id}/stream";
 
+/// The router's pattern of [`consent_request_url`].
+pub const CONSENT_REQUEST_ROUTE: &str = "/api/oauth/requests/{id}";
+/// `POST /api/oauth/consent`: the person's answer to an app's request ([`ConsentAnswer`]).
+pub const CONSENT_URL: &str = "/api/oauth/consent";
+/// `GET /api/connections`: the person's connected apps ([`ConnectionList`]).
+pub const CONNECTIONS_URL: &str = "/api/connections";
+/// The router's pattern of [`connection_url`].
+pub const CONNECTION_ROUTE: &str = "/api/connections/{id}";
+
+/// `GET /api/oauth/requests/{id}`: what an app asks for ([`ConsentRequest`]).
+pub fn consent_request_url(id: &str) -> String {
+    format!("/api/oauth/requests/{}", encode_component(id))
+}
+
+/// `DELETE /api/connections/{id}`: disconnects an app.
+pub fn connection_url(id: &str) -> String {
+    format!("/api/connections/{}", encode_component(id))
+}
+
 /// The response header naming the run a reply stream belongs to, so a client that lost the
 /// stream asks for the rest of that very run.
 pub const RUN_ID_HEADER: &str = "x-datban-run-id";
@@ -231,6 +250,150 @@ pub struct ConversationBody {
     pub running: Option<RunningReply>,
 }
 
+/// Answer of `GET /api/oauth/requests/{id}`: what the consent page shows.
+///
+/// The page reads these answers with [`ConsentRequest::read`] and
+/// [`ConnectionList::read`], from a parsed `Value`: a derived `Deserialize` would add its
+/// own visitor code to the hydrate bundle for one page that most visits never show.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsentRequest {
+    /// The request's id.
+    pub request: String,
+    /// The app's name, as it registered.
+    pub client_name: String,
+    /// What it asks to do.
+    pub scopes: Vec<String>,
+    /// The assistant whose tools it would use (`restaurant`, `gifts`, `shipping`).
+    pub assistant: String,
+    /// The MCP server's URL it asks for.
+    pub resource: String,
+    /// Where the answer goes, as a host name the person can judge.
+    pub redirect_host: String,
+    /// The page's language (`vi`, `en`).
+    pub lang: String,
+}
+
+impl ConsentRequest {
+    /// Reads the answer; a missing field reads as empty.
+    pub fn read(value: &Value) -> Self {
+        Self {
+            request: text(value, "request"),
+            client_name: text(value, "clientName"),
+            scopes: texts(value, "scopes"),
+            assistant: text(value, "assistant"),
+            resource: text(value, "resource"),
+            redirect_host: text(value, "redirectHost"),
+            lang: text(value, "lang"),
+        }
+    }
+}
+
+/// Body of `POST /api/oauth/consent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsentAnswer {
+    /// The request id from the consent page's URL.
+    pub request: String,
+    /// The person's answer.
+    pub allow: bool,
+}
+
+/// Answer of `POST /api/oauth/consent`: where the browser goes next (the app's redirect
+/// URI, with the code or the refusal).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConsentRedirect {
+    /// The URL.
+    pub redirect: String,
+}
+
+impl ConsentRedirect {
+    /// Reads the answer; a missing field reads as empty.
+    pub fn read(value: &Value) -> Self {
+        Self {
+            redirect: text(value, "redirect"),
+        }
+    }
+}
+
+/// Answer of `GET /api/connections`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ConnectionList {
+    /// The connected apps, newest first.
+    pub connections: Vec<Connection>,
+    /// The page's language (`vi`, `en`).
+    pub lang: String,
+}
+
+/// One connected app.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Connection {
+    /// The grant's id (`DELETE /api/connections/{id}` disconnects it).
+    pub id: String,
+    /// The app's name.
+    pub client_name: String,
+    /// What it may do.
+    pub scopes: Vec<String>,
+    /// The assistant whose tools it uses.
+    pub assistant: String,
+    /// When the person connected it (RFC 3339).
+    pub connected_at: String,
+    /// When it last used its access, if ever (RFC 3339).
+    pub last_used_at: Option<String>,
+}
+
+impl ConnectionList {
+    /// Reads the answer; missing fields read as empty.
+    pub fn read(value: &Value) -> Self {
+        let connections = value
+            .get("connections")
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|item| Connection {
+                        id: text(item, "id"),
+                        client_name: text(item, "clientName"),
+                        scopes: texts(item, "scopes"),
+                        assistant: text(item, "assistant"),
+                        connected_at: text(item, "connectedAt"),
+                        last_used_at: item
+                            .get("lastUsedAt")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            connections,
+            lang: text(value, "lang"),
+        }
+    }
+}
+
+fn text(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn texts(value: &Value, key: &str) -> Vec<String> {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Body of `POST /api/approvals`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -274,6 +437,48 @@ pub struct RunningReply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_the_server_writes_of_connections_the_page_reads_back() {
+        let list = ConnectionList {
+            connections: vec![Connection {
+                id: "grt_1".into(),
+                client_name: "Claude".into(),
+                scopes: vec!["bookings".into()],
+                assistant: "restaurant".into(),
+                connected_at: "2026-11-29T03:00:00.000Z".into(),
+                last_used_at: None,
+            }],
+            lang: "en".into(),
+        };
+        let value = serde_json::to_value(&list).unwrap_or_default();
+        assert_eq!(ConnectionList::read(&value), list);
+        let request = ConsentRequest {
+            request: "req_1".into(),
+            client_name: "ChatGPT".into(),
+            scopes: vec!["bookings".into()],
+            assistant: "restaurant".into(),
+            resource: "https://datban.example/mcp/restaurant".into(),
+            redirect_host: "chatgpt.com".into(),
+            lang: "vi".into(),
+        };
+        let value = serde_json::to_value(&request).unwrap_or_default();
+        assert_eq!(ConsentRequest::read(&value), request);
+        let redirect = ConsentRedirect {
+            redirect: "https://chatgpt.com/cb?code=x".into(),
+        };
+        let value = serde_json::to_value(&redirect).unwrap_or_default();
+        assert_eq!(ConsentRedirect::read(&value), redirect);
+        assert!(
+            serde_json::from_str::<ConsentAnswer>(r#"{"request":"r","allow":true,"x":1}"#).is_err()
+        );
+        assert_eq!(connection_url("a/b"), "/api/connections/a%2Fb");
+        assert_eq!(
+            consent_request_url("x"),
+            CONSENT_REQUEST_ROUTE.replace("{id}", "x")
+        );
+        assert_eq!(connection_url("x"), CONNECTION_ROUTE.replace("{id}", "x"));
+    }
 
     #[test]
     fn api_codes_are_distinct_screaming_snake_and_read_back() {

@@ -10,9 +10,10 @@ use axum::{
     response::{Html, IntoResponse, Redirect, Response},
     Extension, Json,
 };
-use serde::Deserialize;
 use serde_json::{json, Value};
-use shared::http::ApiCode;
+use shared::http::{
+    ApiCode, Connection, ConnectionList, ConsentAnswer, ConsentRedirect, ConsentRequest,
+};
 
 use super::{
     later, oauth_error, origin, resources, rows, secret, split_scopes, timestamp,
@@ -474,7 +475,7 @@ pub async fn consent_request(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ConsentRequest>, ApiError> {
     let now = timestamp((state.agent.clock)());
     let (request, client_name) = rows::pending_request(&state.reads, &id, &now)
         .await?
@@ -483,24 +484,15 @@ pub async fn consent_request(
         .ok()
         .and_then(|url| url.host_str().map(str::to_owned))
         .unwrap_or_default();
-    Ok(Json(json!({
-        "request": id,
-        "clientName": client_name,
-        "scopes": split_scopes(&request.scopes),
-        "assistant": assistant_of(&request.resource),
-        "resource": request.resource,
-        "redirectHost": redirect_host,
-        "lang": if prefers_english(&headers) { "en" } else { "vi" },
-    })))
-}
-
-/// Body of `POST /api/oauth/consent`.
-#[derive(Debug, Deserialize)]
-pub struct ConsentBody {
-    /// The request id from the consent page's URL.
-    request: String,
-    /// The person's answer.
-    allow: bool,
+    Ok(Json(ConsentRequest {
+        request: id,
+        client_name,
+        scopes: split_scopes(&request.scopes),
+        assistant: assistant_of(&request.resource).to_owned(),
+        resource: request.resource,
+        redirect_host,
+        lang: lang_of(&headers),
+    }))
 }
 
 /// `POST /api/oauth/consent`: the person's answer. Takes the request (so it is answered
@@ -510,8 +502,8 @@ pub async fn consent(
     State(state): State<AppState>,
     Extension(OwnerId(owner)): Extension<OwnerId>,
     headers: HeaderMap,
-    crate::api::AppJson(body): crate::api::AppJson<ConsentBody>,
-) -> Result<Json<Value>, ApiError> {
+    crate::api::AppJson(body): crate::api::AppJson<ConsentAnswer>,
+) -> Result<Json<ConsentRedirect>, ApiError> {
     let issuer = origin(&state, &headers).ok_or_else(|| {
         ApiError::new(
             ApiCode::NoPublicOrigin,
@@ -567,37 +559,40 @@ pub async fn consent(
         ApiError::new(ApiCode::Internal, "The app's redirect URI cannot be used.")
     })?;
     tx.commit().await.map_err(StoreError::from)?;
-    Ok(Json(json!({ "redirect": redirect })))
+    Ok(Json(ConsentRedirect { redirect }))
 }
 
 // ---------------------------------------------------------------------------------------
 // Tokens (RFC 6749 §4.1.3, §6) and revocation (RFC 7009)
+
+/// The consent and connections pages' language, from the browser's `Accept-Language`.
+fn lang_of(headers: &HeaderMap) -> String {
+    if prefers_english(headers) { "en" } else { "vi" }.to_owned()
+}
 
 /// `GET /api/connections`: the owner's connected apps.
 pub async fn connections(
     State(state): State<AppState>,
     Extension(OwnerId(owner)): Extension<OwnerId>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ConnectionList>, ApiError> {
     let now = timestamp((state.agent.clock)());
     let list = rows::connections(&state.reads, &owner, &now).await?;
-    let connections: Vec<Value> = list
+    let connections = list
         .into_iter()
-        .map(|c| {
-            json!({
-                "id": c.id,
-                "clientName": c.client_name,
-                "scopes": split_scopes(&c.scopes),
-                "assistant": assistant_of(&c.resource),
-                "connectedAt": c.created_at,
-                "lastUsedAt": c.last_used_at,
-            })
+        .map(|c| Connection {
+            scopes: split_scopes(&c.scopes),
+            assistant: assistant_of(&c.resource).to_owned(),
+            id: c.id,
+            client_name: c.client_name,
+            connected_at: c.created_at,
+            last_used_at: c.last_used_at,
         })
         .collect();
-    Ok(Json(json!({
-        "connections": connections,
-        "lang": if prefers_english(&headers) { "en" } else { "vi" },
-    })))
+    Ok(Json(ConnectionList {
+        connections,
+        lang: lang_of(&headers),
+    }))
 }
 
 /// `DELETE /api/connections/{id}`: "Ngắt kết nối", every token of the grant at once.

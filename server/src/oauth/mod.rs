@@ -29,6 +29,7 @@ use axum::{
 };
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::json;
+use shared::http;
 
 use crate::{store::StoreError, AppState};
 
@@ -252,10 +253,10 @@ pub fn routes() -> Router<AppState> {
     // The browser's own pages: same-origin only, under the owner cookie and the API guard.
     let pages = Router::new()
         .route("/oauth/authorize", get(flow::authorize))
-        .route("/api/oauth/requests/{id}", get(flow::consent_request))
-        .route("/api/oauth/consent", post(flow::consent))
-        .route("/api/connections", get(flow::connections))
-        .route("/api/connections/{id}", delete(flow::disconnect));
+        .route(http::CONSENT_REQUEST_ROUTE, get(flow::consent_request))
+        .route(http::CONSENT_URL, post(flow::consent))
+        .route(http::CONNECTIONS_URL, get(flow::connections))
+        .route(http::CONNECTION_ROUTE, delete(flow::disconnect));
     public.merge(pages)
 }
 

@@ -605,7 +605,7 @@ macro_rules! define_tool_part {
     };
 }
 
-crate::tools::tool_registry!(define_tool_part);
+crate::tool_registry!(define_tool_part);
 
 impl ToolPart {
     /// The call id.

@@ -280,6 +280,25 @@ fn output(row: BookingRow, restaurant_name: String) -> Result<CreateBookingOutpu
     })
 }
 
+/// `createBooking`'s executor: the preview for the form, then the booking once approved.
+impl super::Executor for shared::tools::CreateBooking {
+    async fn execute(
+        input: &CreateBookingInput,
+        ctx: &ToolContext,
+    ) -> Result<CreateBookingOutput, ExecError> {
+        run(input, ctx).await
+    }
+
+    async fn precheck(
+        input: &CreateBookingInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<shared::preview::ApprovalPreview>, ExecError> {
+        preview(input, ctx)
+            .await
+            .map(|preview| Some(shared::preview::ApprovalPreview::Booking(preview)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::Utc;

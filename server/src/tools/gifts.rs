@@ -375,5 +375,46 @@ pub async fn suggest(
     select(&catalogue, input)
 }
 
+/// `suggest_gifts`'s executor.
+impl super::Executor for shared::tools::SuggestGifts {
+    async fn execute(
+        input: &shared::tools::SuggestGiftsInput,
+        ctx: &ToolContext,
+    ) -> Result<shared::tools::SuggestGiftsOutput, ExecError> {
+        suggest(input, ctx).await
+    }
+}
+
+/// `prepare_checkout`'s executor: a draft, nothing paid.
+impl super::Executor for shared::tools::PrepareCheckout {
+    async fn execute(
+        input: &shared::tools::PrepareCheckoutInput,
+        ctx: &ToolContext,
+    ) -> Result<<shared::tools::PrepareCheckout as shared::tools::Tool>::Output, ExecError> {
+        prepare(input, ctx).await
+    }
+}
+
+/// `create_checkout_session`'s executor: the draft checked again for the form, then the
+/// checkout once approved.
+impl super::Executor for shared::tools::CreateCheckoutSession {
+    async fn execute(
+        input: &shared::tools::CreateCheckoutSessionInput,
+        ctx: &ToolContext,
+    ) -> Result<<shared::tools::CreateCheckoutSession as shared::tools::Tool>::Output, ExecError>
+    {
+        commit(input, ctx).await
+    }
+
+    async fn precheck(
+        input: &shared::tools::CreateCheckoutSessionInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<shared::preview::ApprovalPreview>, ExecError> {
+        precheck(input, ctx)
+            .await
+            .map(|draft| Some(shared::preview::ApprovalPreview::Checkout(draft)))
+    }
+}
+
 #[cfg(test)]
 mod tests;

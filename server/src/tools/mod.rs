@@ -11,8 +11,10 @@ pub mod weather;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use shared::preview::{ApprovalPreview, CancellationPreview};
-use shared::tools::ToolInput;
+use std::future::Future;
+
+use shared::preview::ApprovalPreview;
+use shared::tools::{Tool, ToolInput};
 
 use crate::db::Pool;
 
@@ -86,50 +88,52 @@ fn to_json<T: Serialize>(output: T) -> Result<Value, ExecError> {
 pub use crate::exec::ExecError;
 use crate::idempotency;
 
-/// Runs a validated call. Side-effecting tools are idempotent on `ctx.call_id`.
-pub async fn execute(input: &ToolInput, ctx: &ToolContext) -> Result<Value, ExecError> {
-    match input {
-        ToolInput::GetWeather(input) => to_json(weather::run(input, ctx).await?),
-        ToolInput::SearchRestaurants(input) => to_json(restaurants::run(input, ctx).await?),
-        ToolInput::CheckAvailability(input) => {
-            to_json(restaurants::availability(input, ctx).await?)
-        }
-        ToolInput::CreateBooking(input) => to_json(booking::run(input, ctx).await?),
-        ToolInput::ListBookings(input) => to_json(my_bookings::list(input, ctx).await?),
-        ToolInput::CancelBooking(input) => to_json(my_bookings::cancel(input, ctx).await?),
-        ToolInput::SuggestGifts(input) => to_json(gifts::suggest(input, ctx).await?),
-        ToolInput::PrepareCheckout(input) => to_json(gifts::prepare(input, ctx).await?),
-        ToolInput::CreateCheckoutSession(input) => to_json(gifts::commit(input, ctx).await?),
-        ToolInput::ShippingQuote(input) => to_json(shipping::quote(input)?),
+/// What the server does with one tool: each tool's executor file implements it for the
+/// tool's type, and the dispatch below is generated from the registry, so a tool without
+/// an executor does not compile (`the trait bound ...: Executor is not satisfied`).
+pub trait Executor: Tool {
+    /// Runs a validated call. Side-effecting tools are idempotent on `ctx.call_id`.
+    fn execute(
+        input: &Self::Input,
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<Self::Output, ExecError>> + Send;
+
+    /// For a tool that needs approval: the checks against data that must pass before the
+    /// person is asked (so nobody confirms what cannot happen), and what the call would do
+    /// as the data says now, for the form. Read-only; `None` for the others.
+    fn precheck(
+        _input: &Self::Input,
+        _ctx: &ToolContext,
+    ) -> impl Future<Output = Result<Option<ApprovalPreview>, ExecError>> + Send {
+        std::future::ready(Ok(None))
     }
 }
 
-/// Checks against data that must pass before a call is offered for approval (so a person
-/// is never asked to confirm something that cannot happen), and what the call would do as
-/// the data says now, for the confirmation form. Read-only; `None` for calls without
-/// approval.
-pub async fn precheck(
-    input: &ToolInput,
-    ctx: &ToolContext,
-) -> Result<Option<ApprovalPreview>, ExecError> {
-    match input {
-        ToolInput::GetWeather(_)
-        | ToolInput::SearchRestaurants(_)
-        | ToolInput::CheckAvailability(_)
-        | ToolInput::ListBookings(_)
-        | ToolInput::SuggestGifts(_)
-        | ToolInput::PrepareCheckout(_)
-        | ToolInput::ShippingQuote(_) => Ok(None),
-        ToolInput::CreateBooking(input) => booking::preview(input, ctx)
-            .await
-            .map(|preview| Some(ApprovalPreview::Booking(preview))),
-        ToolInput::CancelBooking(input) => my_bookings::precheck(input, ctx).await.map(|booking| {
-            Some(ApprovalPreview::Cancellation(CancellationPreview {
-                booking,
-            }))
-        }),
-        ToolInput::CreateCheckoutSession(input) => gifts::precheck(input, ctx)
-            .await
-            .map(|draft| Some(ApprovalPreview::Checkout(draft))),
-    }
+/// `execute` and `precheck` over [`ToolInput`], one arm per registry line.
+macro_rules! dispatch {
+    (() [$(($name:ident, $wire:literal, $assistant:ident)),* $(,)?]) => {
+        /// Runs a validated call with its tool's [`Executor`].
+        pub async fn execute(input: &ToolInput, ctx: &ToolContext) -> Result<Value, ExecError> {
+            match input {
+                $(ToolInput::$name(input) => {
+                    to_json(<shared::tools::$name as Executor>::execute(input, ctx).await?)
+                })*
+            }
+        }
+
+        /// The checks and the confirmation preview of a call, from its tool's
+        /// [`Executor::precheck`]; `None` for calls without approval.
+        pub async fn precheck(
+            input: &ToolInput,
+            ctx: &ToolContext,
+        ) -> Result<Option<ApprovalPreview>, ExecError> {
+            match input {
+                $(ToolInput::$name(input) => {
+                    <shared::tools::$name as Executor>::precheck(input, ctx).await
+                })*
+            }
+        }
+    };
 }
+
+shared::tool_registry!(dispatch);

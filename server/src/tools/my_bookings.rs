@@ -254,6 +254,38 @@ async fn cancel_in(
     }))
 }
 
+/// `listBookings`'s executor.
+impl super::Executor for shared::tools::ListBookings {
+    async fn execute(
+        input: &shared::tools::ListBookingsInput,
+        ctx: &ToolContext,
+    ) -> Result<shared::tools::ListBookingsOutput, ExecError> {
+        list(input, ctx).await
+    }
+}
+
+/// `cancelBooking`'s executor: the booking as it stands for the form, then the
+/// cancellation once approved.
+impl super::Executor for shared::tools::CancelBooking {
+    async fn execute(
+        input: &shared::tools::CancelBookingInput,
+        ctx: &ToolContext,
+    ) -> Result<shared::tools::CancelBookingOutput, ExecError> {
+        cancel(input, ctx).await
+    }
+
+    async fn precheck(
+        input: &shared::tools::CancelBookingInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<shared::preview::ApprovalPreview>, ExecError> {
+        precheck(input, ctx).await.map(|booking| {
+            Some(shared::preview::ApprovalPreview::Cancellation(
+                shared::preview::CancellationPreview { booking },
+            ))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::SecondsFormat;

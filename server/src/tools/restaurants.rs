@@ -529,5 +529,25 @@ pub async fn run(
     })
 }
 
+/// `searchRestaurants`'s executor.
+impl super::Executor for shared::tools::SearchRestaurants {
+    async fn execute(
+        input: &SearchRestaurantsInput,
+        ctx: &ToolContext,
+    ) -> Result<SearchRestaurantsOutput, ExecError> {
+        run(input, ctx).await
+    }
+}
+
+/// `checkAvailability`'s executor.
+impl super::Executor for shared::tools::CheckAvailability {
+    async fn execute(
+        input: &CheckAvailabilityInput,
+        ctx: &ToolContext,
+    ) -> Result<CheckAvailabilityOutput, ExecError> {
+        availability(input, ctx).await
+    }
+}
+
 #[cfg(test)]
 mod tests;

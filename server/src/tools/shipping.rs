@@ -61,6 +61,16 @@ pub fn quote(input: &ShippingQuoteInput) -> Result<ShippingQuoteOutput, ExecErro
     })
 }
 
+/// `shipping_quote`'s executor: a computation, no I/O.
+impl super::Executor for shared::tools::ShippingQuote {
+    async fn execute(
+        input: &ShippingQuoteInput,
+        _ctx: &super::ToolContext,
+    ) -> Result<ShippingQuoteOutput, ExecError> {
+        quote(input)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::{TimeZone, Utc};

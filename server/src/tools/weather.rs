@@ -398,6 +398,16 @@ fn request_failed(url: &reqwest::Url, error: &reqwest::Error) -> ExecError {
     }
 }
 
+/// `getWeather`'s executor.
+impl super::Executor for shared::tools::GetWeather {
+    async fn execute(
+        input: &shared::tools::GetWeatherInput,
+        ctx: &ToolContext,
+    ) -> Result<shared::tools::GetWeatherOutput, ExecError> {
+        run(input, ctx).await
+    }
+}
+
 #[cfg(test)]
 mod tests;
 

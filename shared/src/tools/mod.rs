@@ -42,8 +42,6 @@ pub use shipping::{
 pub use validate::validate_arguments;
 pub use weather::{DailyForecast, GetWeather, GetWeatherInput, GetWeatherOutput, WeatherCondition};
 
-pub(crate) use registry::tool_registry;
-
 use std::fmt;
 
 use chrono::{DateTime, Utc};
@@ -225,7 +223,7 @@ macro_rules! define_tools {
     };
 }
 
-registry::tool_registry!(define_tools);
+crate::tool_registry!(define_tools);
 
 impl ToolName {
     /// Looks a model-proposed name up; `None` for a tool we do not have.

@@ -73,7 +73,7 @@ macro_rules! define_dispatch {
     };
 }
 
-super::tool_registry!(define_dispatch);
+crate::tool_registry!(define_dispatch);
 
 fn typed<T: Tool>(value: Value, ctx: &ValidationContext) -> Result<T::Input, ValidationError> {
     let issues = T::check_json(&value);

@@ -146,7 +146,12 @@ where
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> Self {
         let status = match rejection {
-            JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            JsonRejection::MissingJsonContentType(_) => {
+                return Self::new(
+                    ApiCode::UnsupportedMediaType,
+                    "Send the body as JSON, with `Content-Type: application/json`.",
+                )
+            }
             JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::BAD_REQUEST,
         };
@@ -250,6 +255,19 @@ pub(crate) fn plain(text: &str) -> String {
         .replace("invalid type: map", "invalid type: an object")
         .replace("invalid type: sequence", "invalid type: an array")
         .replace("invalid type: unit value", "invalid type: null")
+        // A query value that is not a number (Rust's integer parse says only "digit").
+        .replace(
+            "invalid digit found in string",
+            "expected a whole number, 0 or more",
+        )
+        .replace(
+            "cannot parse integer from empty string",
+            "expected a whole number, found nothing",
+        )
+        .replace(
+            "number too large to fit in target type",
+            "the number is too large",
+        )
 }
 
 /// What serde expected, as a JSON type.
@@ -280,6 +298,10 @@ mod tests {
 
     #[test]
     fn serde_is_said_in_json_terms() {
+        assert_eq!(
+            plain("Failed to deserialize query string: after: invalid digit found in string"),
+            "The query string does not fit: after: expected a whole number, 0 or more"
+        );
         assert_eq!(
             plain("Failed to deserialize the JSON body into the target type: invalid type: sequence, expected struct ChatBody with 3 elements at line 1 column 0"),
             "The JSON body does not fit: invalid type: an array, expected a JSON object at line 1 column 0"

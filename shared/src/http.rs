@@ -128,7 +128,7 @@ macro_rules! api_codes {
 
 api_codes! {
     /// The request could not be read: bad JSON, a missing or mistyped field (also sent
-    /// as 415 without a JSON content type, and as 422 for JSON of the wrong shape).
+    /// as 422 for JSON of the wrong shape).
     BadRequest = "BAD_REQUEST", 400;
     /// An id in the body or the path is not one we could have issued.
     InvalidId = "INVALID_ID", 400;

@@ -450,6 +450,34 @@ async fn every_api_answer_is_json_a_client_can_act_on() {
             assert!(!message.contains(rust), "{body}: {message}");
         }
     }
+    // A body that is not said to be JSON: 415, with what to send instead.
+    let response = app
+        .client
+        .post(app.url("/api/chat"))
+        .body(r#"{"text":"hi"}"#)
+        .send()
+        .await
+        .unwrap();
+    let reply = read_reply(response).await;
+    assert_json_error(&reply, 415, "UNSUPPORTED_MEDIA_TYPE");
+    assert!(reply.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("application/json"));
+    // A query value of the wrong type names the parameter and what it takes.
+    let reply = read_reply(
+        send(reqwest::Method::GET, "/api/chat/x/stream?after=1.5")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_json_error(&reply, 400, "BAD_REQUEST");
+    let message = reply.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("after") && message.contains("whole number"),
+        "{message}"
+    );
     // JSON answers are not kept by caches.
     let response = send(reqwest::Method::GET, "/api/bookings")
         .send()

@@ -5,7 +5,8 @@
 //! `TCP_NODELAY`): a reply is dozens of small events, and a write per event cost more than
 //! everything else the server does for them. The frame is built straight from the events
 //! as they are polled, with nothing held between frames: a reply waiting on a slow model
-//! keeps no buffer here (a `ready_chunks(256)` kept a 4 KiB one per open stream).
+//! keeps no buffer here (a `ready_chunks(256)` allocated a 4 KiB one per open stream, and
+//! again after every frame).
 
 use std::{
     convert::Infallible,

@@ -5,6 +5,7 @@ import {
   StreamableHTTPClientTransport,
   type OAuthClientProvider,
 } from '@modelcontextprotocol/client';
+import { open } from './helpers';
 
 // The whole way a host such as ChatGPT uses datban: the official MCP client discovers the
 // authorization server from the sign-in challenge, registers itself, sends the person to
@@ -100,6 +101,8 @@ async function signIn(page: Page, provider: Provider, assistant: string, challen
     await route.fulfill({ status: 200, body: 'signed in' });
   });
   await page.goto(provider.authorizationUrl!.toString());
+  // Its buttons answer a click only once the page is hydrated.
+  await expect(page.locator('main.consent-page')).toHaveAttribute('data-hydrated', 'true');
   await expect(page.getByText('Test Host').first()).toBeVisible();
   await page.getByRole('button', { name: /Cho phép|Allow/ }).click();
   await expect.poll(() => callback?.searchParams.get('code') ?? null).not.toBeNull();
@@ -296,8 +299,9 @@ test('a host without widgets: the person confirms on datban’s page, and the ho
   test.setTimeout(60_000);
   const { client, waiting, token } = await proposeBooking(page, 4, 5);
 
-  // The link opens the same confirmation form the page shows for its own calls.
-  await page.goto(waiting.approvalUrl);
+  // The link opens the same confirmation form the page shows for its own calls. The form the
+  // server rendered only answers a click once the page is hydrated, so wait for that first.
+  await open(page, waiting.approvalUrl);
   const form = page.getByRole('form', { name: 'Xác nhận đặt bàn' });
   await expect(form).toBeVisible();
   await form.getByRole('button', { name: 'Xác nhận đặt bàn' }).click();

@@ -87,6 +87,8 @@ test('allowing sends a code back, the app can get a token, and it can be disconn
 
   // The person sees the app on the bookings page and disconnects it.
   await page.goto('/bookings');
+  // Its buttons answer a click only once the page is hydrated.
+  await expect(page.locator('main.bookings-page')).toHaveAttribute('data-hydrated', 'true');
   const connection = page.locator('.connection');
   await expect(connection).toHaveCount(1);
   await expect(connection.locator('.connection-name')).toHaveText('E2E client');

@@ -110,6 +110,10 @@ const VIETNAMESE: [(char, &str); 7] = [
 
 /// The plain letter for one lower-case character (itself when it has no Vietnamese mark).
 fn plain(c: char) -> char {
+    // Every marked letter is past U+00BF: most characters typed need no look-up.
+    if c < '\u{c0}' {
+        return c;
+    }
     VIETNAMESE
         .iter()
         .find(|(_, marked)| marked.contains(c))

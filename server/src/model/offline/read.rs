@@ -26,7 +26,26 @@ const VIETNAMESE_LETTERS: &str =
     "àáảãạăằắẳẵặâầấẩẫậèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợùúủũụưừứửữựỳýỷỹỵđ";
 
 fn is_separator(c: char) -> bool {
-    c.is_whitespace() || ",;!?()[]{}\"“”‘’…*.".contains(c)
+    matches!(
+        c,
+        ',' | ';'
+            | '!'
+            | '?'
+            | '('
+            | ')'
+            | '['
+            | ']'
+            | '{'
+            | '}'
+            | '"'
+            | '“'
+            | '”'
+            | '‘'
+            | '’'
+            | '…'
+            | '*'
+            | '.'
+    ) || c.is_whitespace()
 }
 
 impl Utterance {
@@ -34,7 +53,7 @@ impl Utterance {
         let tokens = text
             .to_lowercase()
             .split(is_separator)
-            .map(|piece| piece.trim_matches(|c| ":-/'".contains(c)))
+            .map(|piece| piece.trim_matches([':', '-', '/', '\'']))
             .filter(|piece| !piece.is_empty())
             .map(|piece| Token {
                 lower: piece.to_owned(),
@@ -119,7 +138,7 @@ impl Utterance {
         );
         let count = |list: &str| {
             alternatives(list)
-                .map(|phrase| self.positions(phrase).len())
+                .map(|phrase| self.count(phrase))
                 .sum::<usize>()
         };
         let (vietnamese, english) = (count(VIETNAMESE_WORDS), count(ENGLISH_WORDS));
@@ -316,22 +335,28 @@ impl Utterance {
     /// Where each occurrence of `phrase` starts, comparing the lowercased words (an English
     /// possessive "mom's" counts as "mom").
     pub(super) fn positions(&self, phrase: &str) -> Vec<usize> {
-        let words: Vec<&str> = phrase.split(' ').collect();
-        if words.is_empty() || words.len() > self.tokens.len() {
-            return Vec::new();
-        }
-        self.tokens
-            .windows(words.len())
-            .enumerate()
-            .filter(|(_, window)| {
-                window.iter().zip(&words).all(|(token, word)| {
-                    let lower = token.lower.as_str();
-                    lower == *word
-                        || lower.strip_suffix("'s").or(lower.strip_suffix("’s")) == Some(*word)
-                })
-            })
-            .map(|(index, _)| index)
+        (0..self.tokens.len())
+            .filter(|&start| self.starts_with_phrase(start, phrase))
             .collect()
+    }
+
+    /// How many times `phrase` occurs, as [`Self::positions`] finds them. Without
+    /// allocating: the language of every message is told by counting some 250 phrases.
+    pub(super) fn count(&self, phrase: &str) -> usize {
+        (0..self.tokens.len())
+            .filter(|&start| self.starts_with_phrase(start, phrase))
+            .count()
+    }
+
+    /// Whether the words from `start` on are those of `phrase`.
+    fn starts_with_phrase(&self, start: usize, phrase: &str) -> bool {
+        let mut tokens = self.tokens[start..].iter();
+        phrase.split(' ').all(|word| {
+            tokens.next().is_some_and(|token| {
+                let lower = token.lower.as_str();
+                lower == word || lower.strip_suffix("'s").or(lower.strip_suffix("’s")) == Some(word)
+            })
+        })
     }
 
     /// Where each occurrence of `phrase` starts, ignoring diacritics.

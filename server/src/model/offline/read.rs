@@ -1,6 +1,8 @@
 //! Reading the person's words: a message split into words, phrase matching, the language
 //! of the message and small numbers. The readers of dates, money, gifts and parcels build on it.
 
+use std::{collections::HashMap, sync::LazyLock};
+
 use crate::tools::city::fold;
 
 /// The person's language is the one the page and the error catalogue use.
@@ -80,15 +82,13 @@ impl Utterance {
 
     /// Where the words of `phrase` first appear in a row, comparing with `field`.
     pub(super) fn find(&self, phrase: &str, field: fn(&Token) -> &str) -> Option<usize> {
-        let words: Vec<&str> = phrase.split(' ').collect();
-        if words.is_empty() || words.len() > self.tokens.len() {
-            return None;
-        }
-        self.tokens.windows(words.len()).position(|window| {
-            window
-                .iter()
-                .zip(&words)
-                .all(|(token, word)| field(token) == *word)
+        // Word by word from each start, without collecting the phrase's words: phrases are
+        // looked for by the hundred in every message read.
+        (0..self.tokens.len()).find(|&start| {
+            let mut tokens = self.tokens[start..].iter();
+            phrase
+                .split(' ')
+                .all(|word| tokens.next().is_some_and(|token| field(token) == word))
         })
     }
 
@@ -136,12 +136,10 @@ impl Utterance {
             "bookings|where|which|monday|tuesday|wednesday|thursday|friday|saturday|sunday|",
             "gift|gifts|buy|ship|shipping|parcel|quote|some|get|be|are|we|us|our",
         );
-        let count = |list: &str| {
-            alternatives(list)
-                .map(|phrase| self.count(phrase))
-                .sum::<usize>()
-        };
-        let (vietnamese, english) = (count(VIETNAMESE_WORDS), count(ENGLISH_WORDS));
+        static VIETNAMESE: LazyLock<PhraseList> =
+            LazyLock::new(|| PhraseList::new(VIETNAMESE_WORDS));
+        static ENGLISH: LazyLock<PhraseList> = LazyLock::new(|| PhraseList::new(ENGLISH_WORDS));
+        let (vietnamese, english) = (VIETNAMESE.count_in(self), ENGLISH.count_in(self));
         let letters = self
             .tokens
             .iter()
@@ -331,6 +329,48 @@ impl Utterance {
     }
 }
 
+/// A `|`-separated list of phrases made ready for counting: its one-word phrases in a map
+/// (word → how often the list has it), the longer ones as they are.
+struct PhraseList {
+    words: HashMap<&'static str, usize>,
+    phrases: Vec<&'static str>,
+}
+
+impl PhraseList {
+    fn new(list: &'static str) -> Self {
+        let mut words = HashMap::new();
+        let mut phrases = Vec::new();
+        for phrase in alternatives(list) {
+            if phrase.contains(' ') {
+                phrases.push(phrase);
+            } else {
+                *words.entry(phrase).or_insert(0) += 1;
+            }
+        }
+        Self { words, phrases }
+    }
+
+    /// The occurrences of all the list's phrases, as [`Utterance::count`] counts each.
+    fn count_in(&self, said: &Utterance) -> usize {
+        let single: usize = said
+            .tokens
+            .iter()
+            .map(|token| {
+                let lower = token.lower.as_str();
+                let possessive = lower.strip_suffix("'s").or(lower.strip_suffix("’s"));
+                self.words.get(lower).copied().unwrap_or(0)
+                    + possessive.map_or(0, |word| self.words.get(word).copied().unwrap_or(0))
+            })
+            .sum();
+        single
+            + self
+                .phrases
+                .iter()
+                .map(|phrase| said.count(phrase))
+                .sum::<usize>()
+    }
+}
+
 impl Utterance {
     /// Where each occurrence of `phrase` starts, comparing the lowercased words (an English
     /// possessive "mom's" counts as "mom").
@@ -385,6 +425,24 @@ impl Utterance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phrase_list_counts_as_its_phrases_one_by_one() {
+        const LIST: &str = "mom|the|thời tiết|ha noi|mom|it|what's|dat ban";
+        let list = PhraseList::new(LIST);
+        for text in [
+            "Mom's birthday: the weather, thời tiết Hà Nội, the the",
+            "it's what's it it's MOM’s",
+            "dat ban dat ban ha noi",
+            "",
+            "thời",
+        ] {
+            let said = Utterance::new(text);
+            let one_by_one: usize = alternatives(LIST).map(|phrase| said.count(phrase)).sum();
+            assert_eq!(list.count_in(&said), one_by_one, "{text}");
+        }
+        assert_eq!(list.count_in(&Utterance::new("mom mom")), 4);
+    }
 
     #[test]
     fn language_detection() {

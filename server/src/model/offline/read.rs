@@ -15,6 +15,15 @@ pub(super) struct Token {
     pub(super) folded: String,
 }
 
+impl Token {
+    /// Whether this is `word` as written, an English possessive ("mom's") counting as
+    /// its word.
+    fn is_lower(&self, word: &str) -> bool {
+        let lower = self.lower.as_str();
+        lower == word || lower.strip_suffix("'s").or(lower.strip_suffix("’s")) == Some(word)
+    }
+}
+
 /// A message split into words. Vietnamese tone marks change meaning ("tối" is evening,
 /// "tôi" is I; "nắng" is sunny, "Nẵng" a city), so keywords match the lowercased words and
 /// only names (cities, restaurants) match with diacritics folded away.
@@ -82,13 +91,26 @@ impl Utterance {
 
     /// Where the words of `phrase` first appear in a row, comparing with `field`.
     pub(super) fn find(&self, phrase: &str, field: fn(&Token) -> &str) -> Option<usize> {
-        // Word by word from each start, without collecting the phrase's words: phrases are
-        // looked for by the hundred in every message read.
-        (0..self.tokens.len()).find(|&start| {
+        self.starts(phrase, |token, word| field(token) == word)
+            .next()
+    }
+
+    /// Where each occurrence of `phrase` starts, its words compared with `same`. Phrases
+    /// are looked for by the hundred in every message read: the first word is compared
+    /// before the phrase is split any further, and nothing is collected.
+    fn starts<'s>(
+        &'s self,
+        phrase: &'s str,
+        same: impl Fn(&Token, &str) -> bool + 's,
+    ) -> impl Iterator<Item = usize> + 's {
+        let (first, rest) = phrase.split_once(' ').unwrap_or((phrase, ""));
+        (0..self.tokens.len()).filter(move |&start| {
             let mut tokens = self.tokens[start..].iter();
-            phrase
-                .split(' ')
-                .all(|word| tokens.next().is_some_and(|token| field(token) == word))
+            tokens.next().is_some_and(|token| same(token, first))
+                && (rest.is_empty()
+                    || rest
+                        .split(' ')
+                        .all(|word| tokens.next().is_some_and(|token| same(token, word))))
         })
     }
 
@@ -375,41 +397,18 @@ impl Utterance {
     /// Where each occurrence of `phrase` starts, comparing the lowercased words (an English
     /// possessive "mom's" counts as "mom").
     pub(super) fn positions(&self, phrase: &str) -> Vec<usize> {
-        (0..self.tokens.len())
-            .filter(|&start| self.starts_with_phrase(start, phrase))
-            .collect()
+        self.starts(phrase, Token::is_lower).collect()
     }
 
-    /// How many times `phrase` occurs, as [`Self::positions`] finds them. Without
-    /// allocating: the language of every message is told by counting some 250 phrases.
+    /// How many times `phrase` occurs, as [`Self::positions`] finds them, without
+    /// collecting them.
     pub(super) fn count(&self, phrase: &str) -> usize {
-        (0..self.tokens.len())
-            .filter(|&start| self.starts_with_phrase(start, phrase))
-            .count()
-    }
-
-    /// Whether the words from `start` on are those of `phrase`.
-    fn starts_with_phrase(&self, start: usize, phrase: &str) -> bool {
-        let mut tokens = self.tokens[start..].iter();
-        phrase.split(' ').all(|word| {
-            tokens.next().is_some_and(|token| {
-                let lower = token.lower.as_str();
-                lower == word || lower.strip_suffix("'s").or(lower.strip_suffix("’s")) == Some(word)
-            })
-        })
+        self.starts(phrase, Token::is_lower).count()
     }
 
     /// Where each occurrence of `phrase` starts, ignoring diacritics.
     pub(super) fn positions_folded(&self, phrase: &str) -> Vec<usize> {
-        let words: Vec<&str> = phrase.split(' ').collect();
-        if words.is_empty() || words.len() > self.tokens.len() {
-            return Vec::new();
-        }
-        self.tokens
-            .windows(words.len())
-            .enumerate()
-            .filter(|(_, window)| window.iter().zip(&words).all(|(t, w)| t.folded == *w))
-            .map(|(index, _)| index)
+        self.starts(phrase, |token, word| token.folded == word)
             .collect()
     }
 

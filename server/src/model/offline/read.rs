@@ -19,8 +19,13 @@ impl Token {
     /// Whether this is `word` as written, an English possessive ("mom's") counting as
     /// its word.
     fn is_lower(&self, word: &str) -> bool {
+        self.lower == word || self.possessive_of() == Some(word)
+    }
+
+    /// "mom" for "mom's" (or "mom’s").
+    fn possessive_of(&self) -> Option<&str> {
         let lower = self.lower.as_str();
-        lower == word || lower.strip_suffix("'s").or(lower.strip_suffix("’s")) == Some(word)
+        lower.strip_suffix("'s").or(lower.strip_suffix("’s"))
     }
 }
 
@@ -378,10 +383,8 @@ impl PhraseList {
             .tokens
             .iter()
             .map(|token| {
-                let lower = token.lower.as_str();
-                let possessive = lower.strip_suffix("'s").or(lower.strip_suffix("’s"));
-                self.words.get(lower).copied().unwrap_or(0)
-                    + possessive.map_or(0, |word| self.words.get(word).copied().unwrap_or(0))
+                let times = |word: &str| self.words.get(word).copied().unwrap_or(0);
+                times(&token.lower) + token.possessive_of().map_or(0, times)
             })
             .sum();
         single

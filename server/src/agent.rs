@@ -250,13 +250,13 @@ impl Agent {
                 run.earlier = known.earlier;
             }
             None => {
-                if !run.load_assistant().await {
-                    return run.finish(RunStatus::Error).await;
+                if !Box::pin(run.load_assistant()).await {
+                    return Box::pin(run.finish(RunStatus::Error)).await;
                 }
             }
         }
         let status = run.steps().await;
-        run.finish(status).await
+        Box::pin(run.finish(status)).await
     }
 
     /// An assistant's tools as offered to the model; generated once, since schemas never
@@ -404,7 +404,7 @@ impl<'a> Run<'a> {
                 &self.message,
                 self.emitted,
             )),
-            None => self.save().await,
+            None => Box::pin(self.save()).await,
         }
     }
 
@@ -480,7 +480,7 @@ impl<'a> Run<'a> {
             if self.cancel.is_cancelled() {
                 return RunStatus::Stopped;
             }
-            let history = match self.history().await {
+            let history = match Box::pin(self.history()).await {
                 Ok(history) => history,
                 Err(error) => {
                     tracing::error!(%error, "building history failed");
@@ -503,14 +503,17 @@ impl<'a> Run<'a> {
                 self.emit(AgentEvent::FinishStep);
                 return RunStatus::Completed;
             }
-            let (errors, pending) = self.handle_calls(calls).await;
+            // Boxed, like the other awaits of this loop but the model's: a run spends its
+            // life waiting on the model, and its task holds room for the largest future it
+            // may await (tool executors, storage), about 3 KiB per open reply otherwise.
+            let (errors, pending) = Box::pin(self.handle_calls(calls)).await;
             tool_errors += errors;
             self.emit(AgentEvent::FinishStep);
             // A step that asks for approval is saved before the run goes on: the stored
             // message must show the form of every pending call. Any other step is chat
             // text, stored with the run's next batch of events.
             if pending > 0 {
-                self.save().await;
+                Box::pin(self.save()).await;
             } else {
                 self.save_later().await;
             }

@@ -255,21 +255,6 @@ pub fn service(state: AppState) -> axum::routing::IntoMakeService<Router> {
     app(state).with_state(()).into_make_service()
 }
 
-/// The listener with `TCP_NODELAY` on every accepted connection. A reply is many small
-/// writes (one SSE chunk per token or event); with Nagle's algorithm each write after the
-/// first waits for the client's delayed ACK, about 40 ms, so every reply stalled while the
-/// server sat idle.
-pub fn no_delay(
-    listener: tokio::net::TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = SocketAddr> {
-    use axum::serve::ListenerExt;
-    listener.tap_io(|stream| {
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::warn!(%error, "cannot set TCP_NODELAY on a connection");
-        }
-    })
-}
-
 /// The model the configuration asks for.
 async fn provider(config: &Config) -> Result<model::SharedProvider, StartupError> {
     use config::ProviderConfig;
@@ -340,25 +325,3 @@ async fn shutdown_signal() {
 
 /// How long a health check waits for the database before reporting it unavailable.
 pub(crate) const HEALTH_DB_TIMEOUT: Duration = Duration::from_secs(2);
-
-#[cfg(test)]
-mod tests {
-    use axum::serve::Listener;
-
-    #[tokio::test]
-    async fn accepted_connections_have_nodelay() {
-        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = tcp.local_addr().unwrap();
-        let mut listener = super::no_delay(tcp);
-        let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
-        let (accepted, _) = listener.accept().await;
-        assert!(
-            accepted.nodelay().unwrap(),
-            "TCP_NODELAY is off on an accepted socket"
-        );
-        // The client side is the operating system's default (off): the check above is
-        // about what the listener did, not about sockets in general.
-        let client = client.await.unwrap().unwrap();
-        assert!(!client.nodelay().unwrap());
-    }
-}

@@ -3,6 +3,7 @@ use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
 
 // See server/Cargo.toml for why, and README ("Benchmarks") for what it costs in memory.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

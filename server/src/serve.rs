@@ -14,9 +14,10 @@ use std::{
 };
 
 use axum::Router;
+use hyper::server::conn::http1;
 use hyper_util::{
-    rt::{TokioExecutor, TokioIo, TokioTimer},
-    server::{conn::auto, graceful::GracefulShutdown},
+    rt::{TokioIo, TokioTimer},
+    server::graceful::GracefulShutdown,
     service::TowerToHyperService,
 };
 use tokio::net::TcpListener;
@@ -98,9 +99,12 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let counts = Counts::default();
     let graceful = GracefulShutdown::new();
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // HTTP/1.1 only, not hyper-util's `auto` builder: nothing that talks to datban speaks
+    // HTTP/2 without TLS (browsers, the AI SDK, MCP clients and proxies use HTTP/1.1 on a
+    // plain socket), and the `auto` connection carries room for an HTTP/2 state and a
+    // rewind buffer in every open reply (about 2 KiB each, measured with heaptrack).
+    let mut builder = http1::Builder::new();
     builder
-        .http1()
         // Above the API's own limit, so that the API's layer refuses in JSON
         // (`api::edge::MAX_HEADERS`) instead of hyper with an empty 431.
         .max_headers(4 * crate::api::edge::MAX_HEADERS)
@@ -129,10 +133,7 @@ pub async fn serve(
             tracing::warn!(%error, "cannot set TCP_NODELAY on a connection");
         }
         let service = TowerToHyperService::new(app.clone());
-        let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
+        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%error, %peer, "connection ended with an error");
@@ -153,6 +154,76 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The server's own end of a connection, found among this process's open files by
+    /// its two addresses: the socket the accept loop set up, not a copy of it.
+    #[cfg(target_os = "linux")]
+    fn server_end_nodelay(
+        server: std::net::SocketAddr,
+        client: std::net::SocketAddr,
+    ) -> Option<bool> {
+        use std::os::fd::{FromRawFd, IntoRawFd};
+        for entry in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
+            let Some(fd) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            // SAFETY: only borrowed for the checks below and given back with
+            // `into_raw_fd`, so the descriptor is neither closed nor used afterwards.
+            let socket = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+            let matches =
+                socket.local_addr().ok() == Some(server) && socket.peer_addr().ok() == Some(client);
+            let nodelay = socket.nodelay().ok();
+            let _ = socket.into_raw_fd();
+            if matches {
+                return nodelay;
+            }
+        }
+        None
+    }
+
+    /// The accept loop itself (not a helper beside it) turns Nagle's algorithm off: with
+    /// it on, each small SSE write after the first waited about 40 ms for the client's
+    /// delayed ACK.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_accept_loop_sets_nodelay_on_every_connection() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let server = listener.local_addr().unwrap();
+        let stop = tokio_util::sync::CancellationToken::new();
+        let served = tokio::spawn(serve(
+            listener,
+            Router::new(),
+            EdgeLimits::default(),
+            stop.clone().cancelled_owned(),
+        ));
+        for _ in 0..3 {
+            let client = tokio::net::TcpStream::connect(server).await.unwrap();
+            let local = client.local_addr().unwrap();
+            assert!(
+                !client.nodelay().unwrap(),
+                "the client keeps the system's default, so what is checked is the server's end"
+            );
+            let mut found = None;
+            for _ in 0..200 {
+                found = server_end_nodelay(server, local);
+                if found.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert_eq!(
+                found,
+                Some(true),
+                "the server's end of a connection has TCP_NODELAY off (or was not found)"
+            );
+        }
+        stop.cancel();
+        served.await.unwrap().unwrap();
+    }
 
     #[test]
     fn places_are_bounded_per_address_and_given_back() {

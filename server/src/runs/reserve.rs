@@ -126,10 +126,14 @@ async fn drive(runs: Runs, run: Arc<ActiveRun>, work: impl Future<Output = ()>) 
         // The reply at least, on its own, so the conversation does not show it unfinished.
         let save = run.last_save.take();
         if let Some(save) = save {
-            let stored = match runs.inner.db.acquire().await {
-                Ok(mut conn) => save.store(&mut conn).await,
-                Err(error) => Err(error),
-            };
+            // Boxed: a rare path whose futures would otherwise take room in every run's task.
+            let stored = Box::pin(async {
+                match runs.inner.db.acquire().await {
+                    Ok(mut conn) => save.store(&mut conn).await,
+                    Err(error) => Err(error),
+                }
+            })
+            .await;
             if let Err(error) = stored {
                 tracing::error!(%error, run = %run.id, "saving a run's last message failed");
             }

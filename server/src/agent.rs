@@ -476,6 +476,9 @@ impl<'a> Run<'a> {
         span.record("assistant", self.assistant.as_str());
         span.record("provider", self.agent.provider.name());
         let mut tool_errors = 0;
+        // Every await of this loop but the model's is boxed: a run spends its life waiting
+        // on the model, and its task would otherwise hold room for the largest future it
+        // may await (tool executors, storage), about 3 KiB per open reply.
         for _ in 0..self.agent.config.max_steps {
             if self.cancel.is_cancelled() {
                 return RunStatus::Stopped;
@@ -503,9 +506,6 @@ impl<'a> Run<'a> {
                 self.emit(AgentEvent::FinishStep);
                 return RunStatus::Completed;
             }
-            // Boxed, like the other awaits of this loop but the model's: a run spends its
-            // life waiting on the model, and its task holds room for the largest future it
-            // may await (tool executors, storage), about 3 KiB per open reply otherwise.
             let (errors, pending) = Box::pin(self.handle_calls(calls)).await;
             tool_errors += errors;
             self.emit(AgentEvent::FinishStep);

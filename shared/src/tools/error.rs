@@ -38,7 +38,12 @@ impl ValidationIssue {
 
 /// Which rule an argument broke, with what a sentence about it needs (the limit, the
 /// opening hours…). Written as `{"kind": "outsideHours", "open": "06:00", …}`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+// In the browser `Deserialize` is the hand-written [`rule_from_value`]: the derived impl of
+// an internally tagged enum buffers the object and compiles one buffered deserializer per
+// struct variant and per input (a parsed value, a string), about 35 KB of the hydrate
+// bundle. The server keeps the derived impl; tests check both agree.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -151,6 +156,89 @@ pub enum Rule {
     },
     /// The same call already did something with other arguments.
     ConflictsWithEarlier,
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<'de> Deserialize<'de> for Rule {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        rule_from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Reads a rule in the wire format the derived `Deserialize` of [`Rule`] accepts: the
+/// variant by `kind`, its fields by their camelCase names, anything else ignored.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn rule_from_value(value: serde_json::Value) -> Result<Rule, String> {
+    use crate::message::{take, take_str, typed};
+    let serde_json::Value::Object(mut fields) = value else {
+        return Err("a rule must be an object".to_owned());
+    };
+    let fields = &mut fields;
+    let kind = take_str(fields, "kind")?;
+    Ok(match kind.as_str() {
+        "other" => Rule::Other,
+        "notJson" => Rule::NotJson,
+        "notObject" => Rule::NotObject,
+        "tooLarge" => Rule::TooLarge {
+            limit_kib: typed(take(fields, "limitKib")?)?,
+        },
+        "missing" => Rule::Missing,
+        "unknownField" => Rule::UnknownField {
+            allowed: typed(take(fields, "allowed")?)?,
+        },
+        "wrongType" => Rule::WrongType {
+            expected: take_str(fields, "expected")?,
+        },
+        "blank" => Rule::Blank,
+        "belowMinimum" => Rule::BelowMinimum {
+            min: typed(take(fields, "min")?)?,
+            exclusive: typed(take(fields, "exclusive")?)?,
+        },
+        "aboveMaximum" => Rule::AboveMaximum {
+            max: typed(take(fields, "max")?)?,
+            exclusive: typed(take(fields, "exclusive")?)?,
+        },
+        "tooShort" => Rule::TooShort {
+            min: typed(take(fields, "min")?)?,
+        },
+        "tooLong" => Rule::TooLong {
+            max: typed(take(fields, "max")?)?,
+        },
+        "tooPrecise" => Rule::TooPrecise {
+            decimals: typed(take(fields, "decimals")?)?,
+        },
+        "dateTimeFormat" => Rule::DateTimeFormat,
+        "dateFormat" => Rule::DateFormat,
+        "oneOf" => Rule::OneOf {
+            allowed: typed(take(fields, "allowed")?)?,
+        },
+        "inPast" => Rule::InPast,
+        "tooFarAhead" => Rule::TooFarAhead {
+            days: typed(take(fields, "days")?)?,
+        },
+        "minAboveMax" => Rule::MinAboveMax {
+            max_field: take_str(fields, "maxField")?,
+        },
+        "noSuch" => Rule::NoSuch {
+            entity: typed(take(fields, "entity")?)?,
+        },
+        "outsideHours" => Rule::OutsideHours {
+            restaurant: take_str(fields, "restaurant")?,
+            open: take_str(fields, "open")?,
+            close: take_str(fields, "close")?,
+            requested: take_str(fields, "requested")?,
+        },
+        "partyTooLarge" => Rule::PartyTooLarge {
+            restaurant: take_str(fields, "restaurant")?,
+            max: typed(take(fields, "max")?)?,
+        },
+        "unknownCity" => Rule::UnknownCity {
+            available: typed(take(fields, "available")?)?,
+        },
+        "conflictsWithEarlier" => Rule::ConflictsWithEarlier,
+        other => return Err(format!("unknown variant `{other}`")),
+    })
 }
 
 /// The kinds of thing a tool's arguments refer to by id.
@@ -341,5 +429,164 @@ impl From<ValidationError> for ToolError {
             format!("Invalid arguments: {error}"),
         )
         .with_issues(error.issues)
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// One rule of every kind. The match has no wildcard, so a new kind does not compile
+    /// until it is here, and the browser's reader is tested for it.
+    fn every_kind() -> Vec<Rule> {
+        let rules = vec![
+            Rule::Other,
+            Rule::NotJson,
+            Rule::NotObject,
+            Rule::TooLarge { limit_kib: 64 },
+            Rule::Missing,
+            Rule::UnknownField {
+                allowed: vec!["city".into(), "days".into()],
+            },
+            Rule::WrongType {
+                expected: "integer".into(),
+            },
+            Rule::Blank,
+            Rule::BelowMinimum {
+                min: 1.into(),
+                exclusive: false,
+            },
+            Rule::AboveMaximum {
+                max: serde_json::Number::from_f64(0.5).unwrap(),
+                exclusive: true,
+            },
+            Rule::TooShort { min: 2 },
+            Rule::TooLong { max: 200 },
+            Rule::TooPrecise { decimals: 3 },
+            Rule::DateTimeFormat,
+            Rule::DateFormat,
+            Rule::OneOf {
+                allowed: vec!["friend".into()],
+            },
+            Rule::InPast,
+            Rule::TooFarAhead { days: 60 },
+            Rule::MinAboveMax {
+                max_field: "budget_max".into(),
+            },
+            Rule::NoSuch {
+                entity: Entity::Restaurant,
+            },
+            Rule::OutsideHours {
+                restaurant: "Phở Thìn".into(),
+                open: "06:00".into(),
+                close: "22:00".into(),
+                requested: "23:30".into(),
+            },
+            Rule::PartyTooLarge {
+                restaurant: "Phở Thìn".into(),
+                max: 12,
+            },
+            Rule::UnknownCity {
+                available: vec!["Hà Nội".into()],
+            },
+            Rule::ConflictsWithEarlier,
+        ];
+        for rule in &rules {
+            match rule {
+                Rule::Other
+                | Rule::NotJson
+                | Rule::NotObject
+                | Rule::TooLarge { .. }
+                | Rule::Missing
+                | Rule::UnknownField { .. }
+                | Rule::WrongType { .. }
+                | Rule::Blank
+                | Rule::BelowMinimum { .. }
+                | Rule::AboveMaximum { .. }
+                | Rule::TooShort { .. }
+                | Rule::TooLong { .. }
+                | Rule::TooPrecise { .. }
+                | Rule::DateTimeFormat
+                | Rule::DateFormat
+                | Rule::OneOf { .. }
+                | Rule::InPast
+                | Rule::TooFarAhead { .. }
+                | Rule::MinAboveMax { .. }
+                | Rule::NoSuch { .. }
+                | Rule::OutsideHours { .. }
+                | Rule::PartyTooLarge { .. }
+                | Rule::UnknownCity { .. }
+                | Rule::ConflictsWithEarlier => {}
+            }
+        }
+        rules
+    }
+
+    fn both(value: &Value) -> (Result<Rule, String>, Option<Rule>) {
+        let derived = serde_json::from_value::<Rule>(value.clone()).ok();
+        (rule_from_value(value.clone()), derived)
+    }
+
+    #[test]
+    fn the_browsers_reader_reads_every_kind_as_written() {
+        let rules = every_kind();
+        let kinds: std::collections::HashSet<_> =
+            rules.iter().map(std::mem::discriminant).collect();
+        assert_eq!(kinds.len(), rules.len(), "one rule of each kind");
+        for rule in rules {
+            let written = serde_json::to_value(&rule).unwrap();
+            let (ours, derived) = both(&written);
+            assert_eq!(derived.as_ref(), Some(&rule), "{written}");
+            assert_eq!(ours.as_ref().ok(), Some(&rule), "{written}: {ours:?}");
+        }
+    }
+
+    #[test]
+    fn the_browsers_reader_accepts_what_the_derived_one_does() {
+        let accepted = [
+            json!({"kind": "blank", "extra": true}),
+            json!({"kind": "tooLarge", "limitKib": 64, "limit_kib": "ignored"}),
+            json!({"kind": "belowMinimum", "min": -2.5, "exclusive": true}),
+            json!({"kind": "noSuch", "entity": "draft"}),
+            json!({"kind": "tooShort", "min": 18446744073709551615u64}),
+        ];
+        for value in accepted {
+            let (ours, derived) = both(&value);
+            assert!(derived.is_some(), "the derived reader rejects {value}");
+            assert_eq!(ours.ok(), derived, "{value}");
+        }
+    }
+
+    #[test]
+    fn the_browsers_reader_rejects_what_the_derived_one_does() {
+        let rejected = [
+            json!("blank"),
+            json!(null),
+            json!({}),
+            json!({"kind": 3}),
+            json!({"kind": "launchRocket"}),
+            json!({"kind": "TooLarge", "limitKib": 64}),
+            json!({"kind": "tooLarge"}),
+            json!({"kind": "tooLarge", "limit_kib": 64}),
+            json!({"kind": "tooLarge", "limitKib": -1}),
+            json!({"kind": "tooLarge", "limitKib": 4294967296u64}),
+            json!({"kind": "tooPrecise", "decimals": 1.5}),
+            json!({"kind": "belowMinimum", "min": "1", "exclusive": false}),
+            json!({"kind": "belowMinimum", "min": 1}),
+            json!({"kind": "oneOf", "allowed": ["a", 1]}),
+            json!({"kind": "noSuch", "entity": "Restaurant"}),
+            json!({"kind": "outsideHours", "restaurant": "x", "open": "06:00", "close": "22:00"}),
+            json!({"kind": "minAboveMax", "maxField": null}),
+        ];
+        for value in rejected {
+            let (ours, derived) = both(&value);
+            assert!(derived.is_none(), "the derived reader accepts {value}");
+            assert!(
+                ours.is_err(),
+                "the browser's reader accepts {value}: {ours:?}"
+            );
+        }
     }
 }

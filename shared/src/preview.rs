@@ -12,7 +12,13 @@ use serde::{Deserialize, Serialize};
 use crate::tools::{BookingSummary, CheckoutDraft};
 
 /// The facts behind one pending call, one variant per tool that needs approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// In the browser `Deserialize` is the hand-written [`preview_from_value`] (and
+// [`availability_from_value`] below it), for the reason `tools::error::Rule` gives: the
+// derived impl of an internally tagged enum buffers the object and compiles a second
+// deserializer for every variant's struct. The server keeps the derived impls; tests check
+// both agree.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ApprovalPreview {
     /// `createBooking`: where, when, for how many, and whether there is room.
@@ -44,7 +50,8 @@ pub struct BookingPreview {
 }
 
 /// Whether a booking would be confirmed or put on the waiting list, as of now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(
     tag = "status",
     rename_all = "camelCase",
@@ -66,6 +73,57 @@ pub enum Availability {
 pub struct CancellationPreview {
     /// The booking, as it stands now.
     pub booking: BookingSummary,
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<'de> Deserialize<'de> for ApprovalPreview {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        preview_from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl<'de> Deserialize<'de> for Availability {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        availability_from_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Reads a preview in the wire format the derived `Deserialize` accepts: the variant by
+/// `kind`, then the variant's struct from the rest of the object.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn preview_from_value(value: serde_json::Value) -> Result<ApprovalPreview, String> {
+    use crate::message::{take_str, typed};
+    let serde_json::Value::Object(mut fields) = value else {
+        return Err("a preview must be an object".to_owned());
+    };
+    let kind = take_str(&mut fields, "kind")?;
+    let rest = serde_json::Value::Object(fields);
+    Ok(match kind.as_str() {
+        "booking" => ApprovalPreview::Booking(typed(rest)?),
+        "cancellation" => ApprovalPreview::Cancellation(typed(rest)?),
+        "checkout" => ApprovalPreview::Checkout(typed(rest)?),
+        other => return Err(format!("unknown variant `{other}`")),
+    })
+}
+
+/// Reads an availability as the derived `Deserialize` does: `{"status": "available",
+/// "seatsLeft": 3}` or `{"status": "waitlist"}`.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn availability_from_value(value: serde_json::Value) -> Result<Availability, String> {
+    use crate::message::{take, take_str, typed};
+    let serde_json::Value::Object(mut fields) = value else {
+        return Err("an availability must be an object".to_owned());
+    };
+    Ok(match take_str(&mut fields, "status")?.as_str() {
+        "available" => Availability::Available {
+            seats_left: typed(take(&mut fields, "seatsLeft")?)?,
+        },
+        "waitlist" => Availability::Waitlist,
+        other => return Err(format!("unknown variant `{other}`")),
+    })
 }
 
 impl ApprovalPreview {
@@ -118,6 +176,99 @@ mod tests {
         assert!(open.differs_materially(&full));
         assert!(full.differs_materially(&open));
         assert!(!full.differs_materially(&full.clone()));
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn cancellation() -> ApprovalPreview {
+        let booking = serde_json::from_value(serde_json::json!({
+            "bookingId": "bk-1", "restaurantName": "Chả Cá Thăng Long",
+            "startsAt": "2026-12-02T19:00:00+07:00", "partySize": 2, "status": "confirmed"
+        }))
+        .unwrap();
+        ApprovalPreview::Cancellation(CancellationPreview { booking })
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn checkout() -> ApprovalPreview {
+        let draft = serde_json::from_value(serde_json::json!({
+            "draft_id": "d-1", "gift_id": "g-1", "gift_name": "Trà sen", "price_vnd": 250000,
+            "delivery_vnd": 30000, "total_vnd": 280000, "fictional": true
+        }));
+        ApprovalPreview::Checkout(draft.unwrap())
+    }
+
+    // Natively `Deserialize` is the derived impl, so these compare the browser's readers
+    // with it (`wasm32` has only the hand-written ones).
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn the_browsers_reader_reads_every_preview_as_written() {
+        let previews = [
+            booking(Availability::Waitlist),
+            booking(Availability::Available { seats_left: 3 }),
+            cancellation(),
+            checkout(),
+        ];
+        for preview in previews {
+            let written = serde_json::to_value(&preview).unwrap();
+            let derived: ApprovalPreview = serde_json::from_value(written.clone()).unwrap();
+            assert_eq!(derived, preview);
+            assert_eq!(
+                preview_from_value(written.clone()),
+                Ok(preview),
+                "{written}"
+            );
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn the_browsers_reader_rejects_what_the_derived_one_does() {
+        let mut booking = serde_json::to_value(booking(Availability::Waitlist)).unwrap();
+        let mut accepted = vec![booking.clone()];
+        booking["extra"] = 1.into();
+        accepted.push(booking.clone());
+        for value in &accepted {
+            let derived = serde_json::from_value::<ApprovalPreview>(value.clone()).ok();
+            assert!(derived.is_some(), "the derived reader rejects {value}");
+            assert_eq!(preview_from_value(value.clone()).ok(), derived, "{value}");
+        }
+        let mut rejected = Vec::new();
+        for (field, bad) in [
+            ("kind", serde_json::json!("Booking")),
+            ("kind", serde_json::json!(null)),
+            ("availability", serde_json::json!({"status": "available"})),
+            ("availability", serde_json::json!({"status": "full"})),
+            (
+                "availability",
+                serde_json::json!({"status": "available", "seatsLeft": -1}),
+            ),
+            ("availability", serde_json::json!("waitlist")),
+            ("startsAt", serde_json::json!("tonight")),
+        ] {
+            let mut value = booking.clone();
+            value[field] = bad;
+            rejected.push(value);
+        }
+        let mut no_kind = booking.clone();
+        no_kind.as_object_mut().unwrap().remove("kind");
+        rejected.extend([no_kind, serde_json::json!([]), serde_json::json!("booking")]);
+        for value in rejected {
+            let derived = serde_json::from_value::<ApprovalPreview>(value.clone());
+            assert!(derived.is_err(), "the derived reader accepts {value}");
+            let ours = preview_from_value(value.clone());
+            assert!(
+                ours.is_err(),
+                "the browser's reader accepts {value}: {ours:?}"
+            );
+        }
+        for value in [
+            serde_json::json!({"status": "waitlist", "seatsLeft": 2}),
+            serde_json::json!({"status": "available", "seatsLeft": 2}),
+        ] {
+            let derived = serde_json::from_value::<Availability>(value.clone()).ok();
+            assert!(derived.is_some());
+            assert_eq!(availability_from_value(value).ok(), derived);
+        }
     }
 
     #[test]

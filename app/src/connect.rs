@@ -15,7 +15,11 @@ use serde_json::Value;
 use shared::http::ConsentRedirect;
 use shared::http::{ConnectionList, ConsentRequest};
 
-use crate::i18n::{lang, t, Lang, LangSwitch};
+use crate::{
+    i18n::{lang, t, Lang, LangSwitch},
+    lazy::lazy_part,
+    view::{IntoPartView, PartView},
+};
 
 /// What a scope lets the app do, as the person reads it before allowing it.
 fn scope_text(lang: Lang, scope: &str) -> &'static str {
@@ -82,16 +86,62 @@ pub fn ConsentPage() -> impl IntoView {
         });
     });
 
+    // The form is built in the browser only (the server renders the loading line), so its
+    // code is a chunk fetched when a request has been read.
+    let body = move || match load.get() {
+        Load::Loading => view! {
+            <p class="loading-note" role="status" aria-busy="true">{t("Đang tải…", "Loading…")}</p>
+        }
+        .into_part_view(),
+        Load::Failed(message) => view! {
+            <div class="notice notice-error" role="alert">
+                <p class="notice-title">
+                    {t(
+                        "Yêu cầu kết nối không còn hiệu lực",
+                        "This connection request has expired or was already answered.",
+                    )}
+                </p>
+                <p>
+                    {t(
+                        "Hãy bắt đầu lại từ ứng dụng muốn kết nối.",
+                        "Start again from the app you want to connect.",
+                    )}
+                </p>
+                <p class="notice-message">{message}</p>
+            </div>
+        }
+        .into_part_view(),
+        Load::Loaded(request) => lazy_part(chunks::consent_form(request, busy, failure)),
+    };
+
+    view! {
+        <Title text=t("Kết nối ứng dụng — datban", "Connect an app — datban")/>
+        <main class="chat consent-page" data-hydrated=move || hydrated.get().to_string()>
+            <header class="chat-header">
+                <div class="chat-header-row">
+                    <h1>{t("Kết nối ứng dụng", "Connect an app")}</h1>
+                    <LangSwitch/>
+                </div>
+            </header>
+            <section aria-label=t("Kết nối ứng dụng", "Connect an app")>{body}</section>
+        </main>
+    }
+}
+
+/// The question, what the app may do, and Allow / Deny, for a request that was read.
+fn consent_form(
+    request: ConsentRequest,
+    busy: RwSignal<bool>,
+    failure: RwSignal<Option<String>>,
+) -> PartView {
+    let id = StoredValue::new(request.request.clone());
     let answer = move |allow: bool| {
-        let Load::Loaded(request) = load.get_untracked() else {
-            return;
-        };
         busy.set(true);
         failure.set(None);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let answer = shared::http::ConsentAnswer {
-                request: request.request.clone(),
+                request: id.get_value(),
                 allow,
             };
             let body = serde_json::to_string(&answer).unwrap_or_default();
@@ -111,87 +161,47 @@ pub fn ConsentPage() -> impl IntoView {
             }
         });
     };
-
-    let body = move || match load.get() {
-        Load::Loading => view! {
-            <p class="loading-note" role="status" aria-busy="true">{t("Đang tải…", "Loading…")}</p>
-        }
-        .into_any(),
-        Load::Failed(message) => view! {
-            <div class="notice notice-error" role="alert">
-                <p class="notice-title">
-                    {t(
-                        "Yêu cầu kết nối không còn hiệu lực",
-                        "This connection request has expired or was already answered.",
-                    )}
-                </p>
-                <p>
-                    {t(
-                        "Hãy bắt đầu lại từ ứng dụng muốn kết nối.",
-                        "Start again from the app you want to connect.",
-                    )}
-                </p>
-                <p class="notice-message">{message}</p>
-            </div>
-        }
-        .into_any(),
-        Load::Loaded(request) => {
-            let lang = lang();
-            let (before, after) = question(lang, &request.assistant);
-            let scopes = request
-                .scopes
-                .iter()
-                .map(|scope| view! { <li data-scope=scope.clone()>{scope_text(lang, scope)}</li> })
-                .collect_view();
-            let note = match lang {
-                Lang::Vi => format!(
-                    "Nếu cho phép, bạn sẽ được chuyển về {}. Bạn có thể ngắt kết nối bất cứ lúc nào ở trang Đặt chỗ của tôi.",
-                    request.redirect_host
-                ),
-                Lang::En => format!(
-                    "If you allow it, you will be sent back to {}. You can disconnect it at any time on the My bookings page.",
-                    request.redirect_host
-                ),
-            };
-            view! {
-                <div class="consent">
-                    <h2 class="consent-question">
-                        {before}<strong class="consent-client">{request.client_name.clone()}</strong>{after}
-                    </h2>
-                    <p>{lang.pick("Ứng dụng sẽ được phép:", "The app will be able to:")}</p>
-                    <ul class="consent-scopes">{scopes}</ul>
-                    <p class="consent-note">{note}</p>
-                    {move || failure.get().map(|message| view! {
-                        <div class="notice notice-error" role="alert"><p>{message}</p></div>
-                    })}
-                    <div class="consent-actions">
-                        <button type="button" class="button-primary" disabled=move || busy.get()
-                            on:click=move |_| answer(true)>
-                            {lang.pick("Cho phép", "Allow")}
-                        </button>
-                        <button type="button" class="button-secondary" disabled=move || busy.get()
-                            on:click=move |_| answer(false)>
-                            {lang.pick("Từ chối", "Deny")}
-                        </button>
-                    </div>
-                </div>
-            }
-            .into_any()
-        }
+    let lang = lang();
+    let (before, after) = question(lang, &request.assistant);
+    let scopes = request
+        .scopes
+        .iter()
+        .map(|scope| view! { <li data-scope=scope.clone()>{scope_text(lang, scope)}</li> })
+        .collect_view();
+    let note = match lang {
+        Lang::Vi => format!(
+            "Nếu cho phép, bạn sẽ được chuyển về {}. Bạn có thể ngắt kết nối bất cứ lúc nào ở trang Đặt chỗ của tôi.",
+            request.redirect_host
+        ),
+        Lang::En => format!(
+            "If you allow it, you will be sent back to {}. You can disconnect it at any time on the My bookings page.",
+            request.redirect_host
+        ),
     };
-
     view! {
-        <Title text=t("Kết nối ứng dụng — datban", "Connect an app — datban")/>
-        <main class="chat consent-page" data-hydrated=move || hydrated.get().to_string()>
-            <header class="chat-header">
-                <div class="chat-header-row">
-                    <h1>{t("Kết nối ứng dụng", "Connect an app")}</h1>
-                    <LangSwitch/>
-                </div>
-            </header>
-            <section aria-label=t("Kết nối ứng dụng", "Connect an app")>{body}</section>
-        </main>
+        <div class="consent">
+            <h2 class="consent-question">
+                {before}<strong class="consent-client">{request.client_name.clone()}</strong>{after}
+            </h2>
+            <p>{lang.pick("Ứng dụng sẽ được phép:", "The app will be able to:")}</p>
+            <ul class="consent-scopes">{scopes}</ul>
+            <p class="consent-note">{note}</p>
+            {move || failure.get().map(|message| view! {
+                <div class="notice notice-error" role="alert"><p>{message}</p></div>
+            })}
+            <div class="consent-actions">
+                <button type="button" class="button-primary" disabled=move || busy.get()
+                    on:click=move |_| answer(true)>
+                    {lang.pick("Cho phép", "Allow")}
+                </button>
+                <button type="button" class="button-secondary" disabled=move || busy.get()
+                    on:click=move |_| answer(false)>
+                    {lang.pick("Từ chối", "Deny")}
+                </button>
+            </div>
+        </div>
     }
+    .into_part_view()
 }
 
 /// A stored UTC time (`YYYY-MM-DDTHH:MM:SS.mmmZ`) as the person reads it, in Việt Nam
@@ -240,6 +250,21 @@ pub fn ConnectedApps() -> impl IntoView {
         });
     });
 
+    // Like the consent form, the list is built in the browser only: a chunk.
+    move || match load.get() {
+        Load::Loaded(list) if !list.connections.is_empty() => {
+            lazy_part(chunks::connected_apps(list, load, failure))
+        }
+        _ => ().into_part_view(),
+    }
+}
+
+/// The list of connected apps, each with "Ngắt kết nối".
+fn connected_apps(
+    list: ConnectionList,
+    load: RwSignal<Load<ConnectionList>>,
+    failure: RwSignal<Option<String>>,
+) -> PartView {
     let disconnect = move |id: String| {
         failure.set(None);
         #[cfg(feature = "hydrate")]
@@ -257,64 +282,85 @@ pub fn ConnectedApps() -> impl IntoView {
             }
         });
     };
-
-    // Erased (`AnyView`): the bookings page's view type is deep enough already that one
-    // more nested type overflows the compiler's query depth in the hydrate build.
-    move || {
-        let Load::Loaded(list) = load.get() else {
-            return ().into_any();
-        };
-        if list.connections.is_empty() {
-            return ().into_any();
-        }
-        let lang = lang();
-        let items = list
-            .connections
-            .into_iter()
-            .map(|connection| {
-                let scopes = connection
-                    .scopes
-                    .iter()
-                    .map(|scope| scope_label(lang, scope))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let connected = format!(
+    let lang = lang();
+    let items = list
+        .connections
+        .into_iter()
+        .map(|connection| {
+            let scopes = connection
+                .scopes
+                .iter()
+                .map(|scope| scope_label(lang, scope))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let connected = format!(
+                "{} {}",
+                lang.pick("Kết nối lúc", "Connected"),
+                when(lang, &connection.connected_at)
+            );
+            let used = connection.last_used_at.as_deref().map(|at| {
+                format!(
                     "{} {}",
-                    lang.pick("Kết nối lúc", "Connected"),
-                    when(lang, &connection.connected_at)
-                );
-                let used = connection.last_used_at.as_deref().map(|at| {
-                    format!(
-                        "{} {}",
-                        lang.pick(" · dùng lần cuối", " · last used"),
-                        when(lang, at)
-                    )
-                });
-                let id = connection.id.clone();
-                view! {
-                    <li class="connection" data-connection=connection.id.clone()>
-                        <div>
-                            <p class="connection-name">{connection.client_name}</p>
-                            <p class="connection-meta">{scopes}" · "{connected}{used}</p>
-                        </div>
-                        <button type="button" class="button-secondary"
-                            on:click=move |_| disconnect(id.clone())>
-                            {lang.pick("Ngắt kết nối", "Disconnect")}
-                        </button>
-                    </li>
-                }
-            })
-            .collect_view();
-        view! {
-            <section class="connections" aria-label=lang.pick("Ứng dụng đã kết nối", "Connected apps")>
-                <h2>{lang.pick("Ứng dụng đã kết nối", "Connected apps")}</h2>
-                {move || failure.get().map(|message| view! {
-                    <div class="notice notice-error" role="alert"><p>{message}</p></div>
-                })}
-                <ul class="connection-list">{items}</ul>
-            </section>
-        }
-        .into_any()
+                    lang.pick(" · dùng lần cuối", " · last used"),
+                    when(lang, at)
+                )
+            });
+            let id = connection.id.clone();
+            view! {
+                <li class="connection" data-connection=connection.id.clone()>
+                    <div>
+                        <p class="connection-name">{connection.client_name}</p>
+                        <p class="connection-meta">{scopes}" · "{connected}{used}</p>
+                    </div>
+                    <button type="button" class="button-secondary"
+                        on:click=move |_| disconnect(id.clone())>
+                        {lang.pick("Ngắt kết nối", "Disconnect")}
+                    </button>
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="connections" aria-label=lang.pick("Ứng dụng đã kết nối", "Connected apps")>
+            <h2>{lang.pick("Ứng dụng đã kết nối", "Connected apps")}</h2>
+            {move || failure.get().map(|message| view! {
+                <div class="notice notice-error" role="alert"><p>{message}</p></div>
+            })}
+            <ul class="connection-list">{items}</ul>
+        </section>
+    }
+    .into_part_view()
+}
+
+/// The split points of this module's views: in the browser each body runs from
+/// `pkg/split_connect.wasm`, fetched at the first call (see `crate::lazy`). Few visits
+/// connect an app, so its views are not in the main bundle.
+mod chunks {
+    use leptos::prelude::RwSignal;
+    use shared::http::{ConnectionList, ConsentRequest};
+    use wasm_split_helpers::wasm_split;
+
+    use super::Load;
+    use crate::{lazy::ChunkUnavailable, view::PartView};
+
+    type Rendered = Result<PartView, ChunkUnavailable>;
+
+    #[wasm_split(connect, fallible)]
+    pub fn consent_form(
+        request: ConsentRequest,
+        busy: RwSignal<bool>,
+        failure: RwSignal<Option<String>>,
+    ) -> Rendered {
+        Ok(super::consent_form(request, busy, failure))
+    }
+
+    #[wasm_split(connect, fallible)]
+    pub fn connected_apps(
+        list: ConnectionList,
+        load: RwSignal<Load<ConnectionList>>,
+        failure: RwSignal<Option<String>>,
+    ) -> Rendered {
+        Ok(super::connected_apps(list, load, failure))
     }
 }
 

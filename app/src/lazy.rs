@@ -4,7 +4,8 @@
 //! the site build (`xtask/src/site.rs`) into `pkg/split_<chunk>.wasm`, together with
 //! everything only it reaches; calling it fetches that file once, then runs the function.
 //! The parts of the gifts and shipping assistants and of the person's own bookings (the
-//! list and the cancellation form in the chat) are such chunks: the chat with the
+//! list and the cancellation form in the chat) are such chunks, and so are the OAuth
+//! consent form and the list of connected apps (`crate::connect`): the chat with the
 //! restaurant assistant, what most visits show, stays in the main bundle, and so does the
 //! `/bookings` page's list, which the server renders and the browser hydrates.
 //!

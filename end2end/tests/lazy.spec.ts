@@ -54,6 +54,57 @@ test('the bookings page list comes with the page, without the bookings chunk, by
   expect(chunks.has('split_bookings.wasm')).toBe(false);
 });
 
+test('the consent form and the connected apps come from the connect chunk, fetched only when there is one to show', async ({ page }) => {
+  const chunks = chunkRequests(page);
+  // A person with no connected app: the bookings page needs no connect chunk.
+  await page.goto('/bookings');
+  await expect(page.locator('main.bookings-page')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.locator('.bookings-empty')).toBeVisible();
+  expect(chunks.has('split_connect.wasm')).toBe(false);
+
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  await page.route(`${redirectUri}**`, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/plain', body: 'back at the client' }),
+  );
+  const registered = await page.request.post('/oauth/register', {
+    data: { client_name: 'Chunk client', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' },
+  });
+  expect(registered.status()).toBe(201);
+  const clientId: string = (await registered.json()).client_id;
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    state: 's',
+    scope: 'bookings',
+    resource: `${new URL(page.url()).origin}/mcp/restaurant`,
+  });
+  await page.goto(`/oauth/authorize?${query}`);
+  await expect(page.locator('.consent-question')).toHaveText('Cho phép Chunk client đặt bàn thay bạn?');
+  await expect(page.getByTestId('chunk-error')).toHaveCount(0);
+  expect(chunks.get('split_connect.wasm')).toBe(200);
+
+  await page.getByRole('button', { name: 'Cho phép' }).click();
+  await page.waitForURL((url) => url.href.startsWith(redirectUri));
+  // The app swaps its code for tokens (RFC 7636's example verifier of that challenge).
+  const token = await page.request.post('/oauth/token', {
+    form: {
+      grant_type: 'authorization_code',
+      code: new URL(page.url()).searchParams.get('code') ?? '',
+      redirect_uri: redirectUri,
+      client_id: clientId,
+      code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    },
+  });
+  expect(token.status()).toBe(200);
+  // Now there is a connected app: the bookings page shows it, built by the chunk.
+  await page.goto('/bookings');
+  await expect(page.locator('.connection-list .connection-name')).toHaveText('Chunk client');
+  await expect(page.getByTestId('chunk-error')).toHaveCount(0);
+});
+
 test('a chunk that cannot be fetched shows a notice; the page keeps working and recovers on reload', async ({ page }) => {
   // The browser console says why the load failed; that is expected here.
   await page.route('**/pkg/split_gifts.wasm', (route) => route.abort('internetdisconnected'));

@@ -78,6 +78,12 @@ fn ChatBody(
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| {
         set_hydrated.set(true);
+        // The tool parts' code comes after the page works; most replies need it soon.
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async {
+            // A failure is shown where a part needs the code, and retried there.
+            let _ = crate::parts::preload_restaurant_parts().await;
+        });
         // What only the browser does with a conversation it was given: fix the address
         // and follow a reply still being written.
         #[cfg(feature = "hydrate")]

@@ -9,6 +9,9 @@
 //   DATBAN_BASE_URL=http://127.0.0.1:3000 node end2end/bench/hydrate.mjs [runs]
 //
 // Prints one line per run and the median; `BENCH_JSON=1` prints the numbers as JSON too.
+// `BENCH_STORED=1` times a reload of a stored conversation instead (a weather question and
+// its card, asked unthrottled first): the page then needs the restaurant parts' chunk
+// before it hydrates.
 
 import { chromium } from '@playwright/test';
 
@@ -44,10 +47,24 @@ function watchHydration() {
   });
 }
 
+const stored = Boolean(process.env.BENCH_STORED);
+
+/** Asks a weather question unthrottled; returns the conversation's address. */
+async function storedConversation(page) {
+  await page.goto(baseURL + '/');
+  await page.waitForSelector('main.chat[data-hydrated="true"]');
+  await page.getByRole('textbox', { name: 'Tin nhắn' }).fill('Thời tiết Hà Nội hôm nay thế nào?');
+  await page.getByRole('button', { name: 'Gửi' }).click();
+  await page.waitForSelector('[data-tool="getWeather"][data-state="output-available"]');
+  await page.waitForFunction(() => !document.querySelector('[data-streaming="true"]'));
+  return page.url();
+}
+
 async function once(browser) {
   const context = await browser.newContext({ locale: 'vi-VN' });
   const page = await context.newPage();
   await page.addInitScript(watchHydration);
+  const address = stored ? await storedConversation(page) : baseURL + '/';
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Network.enable');
   await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
@@ -68,12 +85,17 @@ async function once(browser) {
     }
   });
 
-  await page.goto(baseURL + '/', { waitUntil: 'commit' });
+  await page.goto(address, { waitUntil: 'commit' });
   await page.waitForFunction(() => window.__hydratedAt !== undefined, null, {
     timeout: 120_000,
     polling: 50,
   });
   const hydratedAt = await page.evaluate(() => window.__hydratedAt);
+  if (stored) {
+    // The stored card must be there, live, when the page is interactive.
+    const cards = await page.locator('[data-tool="getWeather"] article.weather').count();
+    if (cards !== 1) throw new Error(`the stored weather card is not shown (${cards})`);
+  }
   const timing = await page.evaluate(() => {
     const nav = performance.getEntriesByType('navigation')[0];
     return { domContentLoaded: nav.domContentLoadedEventEnd, load: nav.loadEventEnd };
@@ -127,7 +149,7 @@ try {
 const sorted = results.map((r) => r.hydratedAt).sort((a, b) => a - b);
 const median = sorted[Math.floor(sorted.length / 2)];
 console.log(
-  `hydrated (Fast 3G, CPU ×${CPU_SLOWDOWN}): median ${median.toFixed(0)} ms, ` +
+  `hydrated${stored ? ' (stored conversation)' : ''} (Fast 3G, CPU ×${CPU_SLOWDOWN}): median ${median.toFixed(0)} ms, ` +
     `min ${sorted[0].toFixed(0)} ms, max ${sorted[sorted.length - 1].toFixed(0)} ms over ${runs} runs`,
 );
 if (process.env.BENCH_JSON) console.log(JSON.stringify({ median, results }));

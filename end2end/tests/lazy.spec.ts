@@ -15,13 +15,15 @@ function chunkRequests(page: Page): Map<string, number> {
   return seen;
 }
 
-test('the restaurant chat loads no chunk; a gift suggestion loads the gifts chunk and renders', async ({ page }) => {
+test('the restaurant chat fetches its parts chunk once interactive; a gift suggestion loads the gifts chunk and renders', async ({ page }) => {
   const chunks = chunkRequests(page);
   await open(page);
+  // Fetched after hydration, before any reply needs it.
+  await expect.poll(() => chunks.get('split_restaurant.wasm')).toBe(200);
   await send(page, 'Thời tiết Hà Nội hôm nay thế nào?');
-  await expect(tool(page, 'getWeather', 'output-available')).toBeVisible();
+  await expect(tool(page, 'getWeather', 'output-available').locator('article.weather')).toBeVisible();
   await settled(page);
-  expect([...chunks.keys()]).toEqual([]);
+  expect([...chunks.keys()].filter((name) => name.startsWith('split_'))).toEqual(['split_restaurant.wasm']);
 
   await open(page, '/?a=gifts');
   await send(page, 'Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu');
@@ -102,6 +104,34 @@ test('the consent form and the connected apps come from the connect chunk, fetch
   // Now there is a connected app: the bookings page shows it, built by the chunk.
   await page.goto('/bookings');
   await expect(page.locator('.connection-list .connection-name')).toHaveText('Chunk client');
+  await expect(page.getByTestId('chunk-error')).toHaveCount(0);
+});
+
+test('a stored conversation with restaurant parts keeps the server card until the chunk is there: it never turns into a placeholder', async ({ page }) => {
+  await open(page);
+  await send(page, 'Thời tiết Hà Nội hôm nay thế nào?');
+  await expect(tool(page, 'getWeather', 'output-available').locator('article.weather')).toBeVisible();
+  await settled(page);
+
+  // The chunk comes late: a part that did not wait for it while hydrating would show its
+  // placeholder in place of the server's card until then.
+  let released = false;
+  await page.route('**/pkg/split_restaurant.wasm', async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    released = true;
+    await route.continue();
+  });
+  const chunks = chunkRequests(page);
+  await page.reload();
+  await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
+  expect(released).toBe(true);
+  expect(chunks.get('split_restaurant.wasm')).toBe(200);
+  // At the moment the page is interactive, the card is the live one, not a placeholder.
+  const now = await page.evaluate(() => ({
+    cards: document.querySelectorAll('[data-tool="getWeather"] article.weather').length,
+    skeletons: document.querySelectorAll('[data-tool="getWeather"] .skeleton').length,
+  }));
+  expect(now).toEqual({ cards: 1, skeletons: 0 });
   await expect(page.getByTestId('chunk-error')).toHaveCount(0);
 });
 

@@ -41,9 +41,21 @@ pub(crate) fn bookings_page_list(list: shared::tools::ListBookingsOutput) -> imp
     }
 }
 
+/// Fetches the restaurant assistant's parts (`split_restaurant.wasm`) ahead of their first
+/// use; the chat page asks for it once it is interactive. (A stored conversation's parts
+/// need no help: the chat's `Suspense` hydrates once their `lazy_part`s have resolved, so
+/// the server's cards stay until the live ones replace them.)
+#[cfg(feature = "hydrate")]
+pub async fn preload_restaurant_parts() -> Result<(), crate::lazy::ChunkUnavailable> {
+    chunks::preload_restaurant().await?;
+    Ok(())
+}
+
 /// The split points of the lazily loaded parts: in the browser each body runs from its
 /// chunk (`pkg/split_<chunk>.wasm`), fetched at the first call (see `crate::lazy`). One
-/// chunk per assistant that the restaurant chat does not need, and one for the bookings.
+/// chunk per assistant, and one for the person's bookings. The restaurant assistant's is
+/// fetched as soon as the chat page is interactive, so the page's first download is
+/// only what makes it work.
 mod chunks {
     use shared::{
         message::ToolCall,
@@ -77,6 +89,26 @@ mod chunks {
     #[wasm_split(shipping, fallible)]
     pub fn shipping_quote(call: ToolCall<ShippingQuote>) -> Rendered {
         Ok(shipping::render(call.state))
+    }
+
+    #[wasm_split(restaurant, fallible, preload(preload_restaurant))]
+    pub fn get_weather(call: ToolCall<shared::tools::GetWeather>) -> Rendered {
+        Ok(super::weather::render(call.state))
+    }
+
+    #[wasm_split(restaurant, fallible)]
+    pub fn search_restaurants(call: ToolCall<shared::tools::SearchRestaurants>) -> Rendered {
+        Ok(super::restaurants::render(call.state))
+    }
+
+    #[wasm_split(restaurant, fallible)]
+    pub fn check_availability(call: ToolCall<shared::tools::CheckAvailability>) -> Rendered {
+        Ok(super::availability::render(call.state))
+    }
+
+    #[wasm_split(restaurant, fallible)]
+    pub fn create_booking(call: ToolCall<shared::tools::CreateBooking>) -> Rendered {
+        Ok(super::booking::render(call.id, call.state))
     }
 
     #[wasm_split(bookings, fallible)]
@@ -115,12 +147,13 @@ pub fn render_tool(part: ToolPart) -> PartView {
     let state = part.state_name();
     let call_id = part.id().to_owned();
     let body = match part {
-        ToolPart::GetWeather(call) => weather::render(call.state),
-        ToolPart::SearchRestaurants(call) => restaurants::render(call.state),
-        ToolPart::CheckAvailability(call) => availability::render(call.state),
-        ToolPart::CreateBooking(call) => booking::render(call.id, call.state),
-        // The parts of the other assistants and of the person's own bookings are rarely
-        // shown: their code is loaded on first use (see `crate::lazy`).
+        // Every tool's view is loaded on first use (see `crate::lazy`): the restaurant
+        // assistant's as soon as the chat page is up, the others' (rarely shown) when
+        // one first is.
+        ToolPart::GetWeather(call) => lazy_part(chunks::get_weather(call)),
+        ToolPart::SearchRestaurants(call) => lazy_part(chunks::search_restaurants(call)),
+        ToolPart::CheckAvailability(call) => lazy_part(chunks::check_availability(call)),
+        ToolPart::CreateBooking(call) => lazy_part(chunks::create_booking(call)),
         ToolPart::ListBookings(call) => lazy_part(chunks::list_bookings(call)),
         ToolPart::CancelBooking(call) => lazy_part(chunks::cancel_booking(call)),
         ToolPart::SuggestGifts(call) => lazy_part(chunks::suggest_gifts(call)),

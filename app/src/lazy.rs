@@ -3,11 +3,11 @@
 //! A function marked `#[wasm_split(<chunk>, fallible)]` is cut out of the hydrate bundle by
 //! the site build (`xtask/src/site.rs`) into `pkg/split_<chunk>.wasm`, together with
 //! everything only it reaches; calling it fetches that file once, then runs the function.
-//! The parts of the gifts and shipping assistants and of the person's own bookings (the
-//! list and the cancellation form in the chat) are such chunks, and so are the OAuth
-//! consent form and the list of connected apps (`crate::connect`): the chat with the
-//! restaurant assistant, what most visits show, stays in the main bundle, and so does the
-//! `/bookings` page's list, which the server renders and the browser hydrates.
+//! Every tool part's view is in such a chunk, one per assistant, and so are the OAuth
+//! consent form and the list of connected apps (`crate::connect`): the main bundle is what
+//! makes a page work. The restaurant assistant's chunk, which most replies need, is
+//! fetched as soon as the chat page is interactive. The `/bookings` page's list stays in
+//! the main bundle: the server renders it and the browser hydrates it.
 //!
 //! On the server, and in any build that is not wasm, such a function is called directly.
 

@@ -56,6 +56,16 @@ pub fn provide_page_context(state: &AppState) {
         .map(|parts| request_lang(&parts.headers))
         .unwrap_or_default();
     provide_context(lang);
+    if let (Some(parts), Some(response)) = (
+        parts.as_ref(),
+        use_context::<leptos_axum::ResponseOptions>(),
+    ) {
+        if is_stored_conversation(&parts.uri) {
+            if let Some(link) = restaurant_preload(&state.leptos_options) {
+                response.append_header(header::LINK, link.clone());
+            }
+        }
+    }
     let owner = parts
         .as_ref()
         .and_then(|parts| parts.extensions.get::<OwnerId>())
@@ -65,6 +75,70 @@ pub fn provide_page_context(state: &AppState) {
         owner,
         lang,
     })));
+}
+
+/// Whether `uri` is the chat page with a stored conversation (`/?c=…`).
+fn is_stored_conversation(uri: &axum::http::Uri) -> bool {
+    uri.path() == "/"
+        && uri.query().is_some_and(|query| {
+            query
+                .split('&')
+                .any(|pair| pair.strip_prefix("c=").is_some_and(|id| !id.is_empty()))
+        })
+}
+
+/// The hydrate bundle's chunk that holds the restaurant assistant's parts.
+const RESTAURANT_CHUNK: &str = "restaurant";
+
+/// The `Link` header that has the browser fetch the restaurant parts' chunk (and the
+/// shared chunks it needs) alongside the main module, for a page that will wait for it:
+/// the chat hydrates a stored conversation once its parts' code is there, and fetched
+/// only after the main module those files cost a reload about a second on a slow
+/// network. `None` when the site has no split manifest (a build without chunks).
+fn restaurant_preload(options: &leptos::config::LeptosOptions) -> Option<&'static HeaderValue> {
+    static PRELOAD: std::sync::OnceLock<Option<HeaderValue>> = std::sync::OnceLock::new();
+    PRELOAD
+        .get_or_init(|| {
+            let pkg = options.site_pkg_dir.as_ref();
+            let path = std::path::Path::new(options.site_root.as_ref())
+                .join(pkg)
+                .join("__wasm_split_manifest.json");
+            let manifest = std::fs::read_to_string(path).ok()?;
+            preload_header(&manifest, pkg, RESTAURANT_CHUNK)
+        })
+        .as_ref()
+}
+
+/// `Link: </pkg/chunk_6.wasm>; rel=preload; as=fetch; crossorigin, …` for the files
+/// `chunk` needs, as the split's manifest lists them (`{"restaurant": ["chunk_6", …,
+/// "split_restaurant"]}`). `crossorigin` makes the preload match the chunk loader's
+/// `fetch()` (CORS mode, same-origin credentials), so the file is fetched once.
+fn preload_header(manifest: &str, pkg: &str, chunk: &str) -> Option<HeaderValue> {
+    let plain = |name: &str| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/'))
+    };
+    if !plain(pkg) {
+        return None;
+    }
+    let manifest: serde_json::Value = serde_json::from_str(manifest).ok()?;
+    let links = manifest
+        .get(chunk)?
+        .as_array()?
+        .iter()
+        .map(|file| {
+            let file = file.as_str().filter(|file| plain(file))?;
+            Some(format!(
+                "</{pkg}/{file}.wasm>; rel=preload; as=fetch; crossorigin"
+            ))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    if links.is_empty() {
+        return None;
+    }
+    HeaderValue::from_str(&links.join(", ")).ok()
 }
 
 /// Reads a page's data as the API would answer the same browser.
@@ -169,6 +243,53 @@ async fn switch(Path(code): Path<String>, Query(query): Query<SwitchQuery>) -> R
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_preload_header_lists_the_chunks_files_from_the_manifest() {
+        let manifest = r#"{"gifts": ["chunk_6", "split_gifts"],
+            "restaurant": ["chunk_6", "chunk_10", "split_restaurant"]}"#;
+        let header = super::preload_header(manifest, "pkg", "restaurant").unwrap();
+        assert_eq!(
+            header.to_str().unwrap(),
+            "</pkg/chunk_6.wasm>; rel=preload; as=fetch; crossorigin, \
+             </pkg/chunk_10.wasm>; rel=preload; as=fetch; crossorigin, \
+             </pkg/split_restaurant.wasm>; rel=preload; as=fetch; crossorigin"
+        );
+    }
+
+    #[test]
+    fn no_preload_header_from_a_manifest_it_cannot_trust() {
+        for manifest in [
+            "",
+            "not json",
+            "[]",
+            r#"{"gifts": ["split_gifts"]}"#,
+            r#"{"restaurant": []}"#,
+            r#"{"restaurant": "split_restaurant"}"#,
+            r#"{"restaurant": ["split_restaurant", 3]}"#,
+            r#"{"restaurant": ["split_restaurant>; rel=stylesheet"]}"#,
+            r#"{"restaurant": ["../../etc/passwd"]}"#,
+        ] {
+            assert_eq!(
+                super::preload_header(manifest, "pkg", "restaurant"),
+                None,
+                "{manifest}"
+            );
+        }
+        let fine = r#"{"restaurant": ["split_restaurant"]}"#;
+        assert_eq!(super::preload_header(fine, "pkg\r\nx", "restaurant"), None);
+    }
+
+    #[test]
+    fn only_the_chat_with_a_stored_conversation_is_one() {
+        let stored = |uri: &str| super::is_stored_conversation(&uri.parse().unwrap());
+        assert!(stored("/?c=cnv_1"));
+        assert!(stored("/?a=gifts&c=cnv_1"));
+        assert!(!stored("/"));
+        assert!(!stored("/?c="));
+        assert!(!stored("/?cc=cnv_1"));
+        assert!(!stored("/bookings?c=cnv_1"));
+    }
+
     use super::*;
 
     fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {

@@ -42,9 +42,10 @@ pub(crate) fn bookings_page_list(list: shared::tools::ListBookingsOutput) -> imp
 }
 
 /// Fetches the restaurant assistant's parts (`split_restaurant.wasm`) ahead of their first
-/// use; the chat page asks for it once it is interactive. (A stored conversation's parts
-/// need no help: the chat's `Suspense` hydrates once their `lazy_part`s have resolved, so
-/// the server's cards stay until the live ones replace them.)
+/// use; the chat page asks for it once it is interactive. A stored conversation's parts
+/// are waited for instead: the chat's `Suspense` hydrates once their `lazy_part`s have
+/// resolved, so the server's cards stay until the live ones replace them (and the server
+/// has the browser preload the chunk with the page: `server::page`).
 #[cfg(feature = "hydrate")]
 pub async fn preload_restaurant_parts() -> Result<(), crate::lazy::ChunkUnavailable> {
     chunks::preload_restaurant().await?;
@@ -53,9 +54,10 @@ pub async fn preload_restaurant_parts() -> Result<(), crate::lazy::ChunkUnavaila
 
 /// The split points of the lazily loaded parts: in the browser each body runs from its
 /// chunk (`pkg/split_<chunk>.wasm`), fetched at the first call (see `crate::lazy`). One
-/// chunk per assistant, and one for the person's bookings. The restaurant assistant's is
-/// fetched as soon as the chat page is interactive, so the page's first download is
-/// only what makes it work.
+/// chunk per assistant (the restaurant assistant's holds the person's bookings and the
+/// cancellation form too: they are its tools). The restaurant assistant's is fetched as
+/// soon as the chat page is interactive, so the page's first download is only what makes
+/// it work; each chunk file more is a round trip more on a slow network.
 mod chunks {
     use shared::{
         message::ToolCall,
@@ -111,12 +113,12 @@ mod chunks {
         Ok(super::booking::render(call.id, call.state))
     }
 
-    #[wasm_split(bookings, fallible)]
+    #[wasm_split(restaurant, fallible)]
     pub fn list_bookings(call: ToolCall<ListBookings>) -> Rendered {
         Ok(my_bookings::render_list(call.state))
     }
 
-    #[wasm_split(bookings, fallible)]
+    #[wasm_split(restaurant, fallible)]
     pub fn cancel_booking(call: ToolCall<CancelBooking>) -> Rendered {
         Ok(my_bookings::render_cancel(call.id, call.state))
     }

@@ -456,50 +456,7 @@ mod tests {
 
     #[test]
     fn every_rule_reads_in_both_languages() {
-        let rules = vec![
-            Rule::Other,
-            Rule::NotJson,
-            Rule::NotObject,
-            Rule::TooLarge { limit_kib: 64 },
-            Rule::Missing,
-            Rule::UnknownField { allowed: vec![] },
-            Rule::WrongType {
-                expected: "integer".into(),
-            },
-            Rule::Blank,
-            Rule::BelowMinimum {
-                min: 1.into(),
-                exclusive: false,
-            },
-            Rule::AboveMaximum {
-                max: 7.into(),
-                exclusive: true,
-            },
-            Rule::TooShort { min: 2 },
-            Rule::TooLong { max: 3 },
-            Rule::TooPrecise { decimals: 3 },
-            Rule::DateTimeFormat,
-            Rule::DateFormat,
-            Rule::OneOf {
-                allowed: vec!["local".into()],
-            },
-            Rule::InPast,
-            Rule::TooFarAhead { days: 180 },
-            Rule::MinAboveMax {
-                max_field: "budget_max".into(),
-            },
-            Rule::NoSuch {
-                entity: Entity::Booking,
-            },
-            Rule::PartyTooLarge {
-                restaurant: "Nha Hang A".into(),
-                max: 8,
-            },
-            Rule::UnknownCity {
-                available: vec!["Da Nang".into()],
-            },
-            Rule::ConflictsWithEarlier,
-        ];
+        let rules = crate::tools::every_rule_kind();
         for rule in rules {
             let error =
                 ToolError::new(ErrorCode::ValidationError, "model text").at("days", rule.clone());

@@ -432,97 +432,99 @@ impl From<ValidationError> for ToolError {
     }
 }
 
+/// One rule of every kind, for tests. The match has no wildcard, so a new kind does not
+/// compile until it is here, and the tests that read every kind (the browser's reader,
+/// the sentences of `explain`) cover it.
+#[cfg(test)]
+pub(crate) fn every_kind() -> Vec<Rule> {
+    let rules = vec![
+        Rule::Other,
+        Rule::NotJson,
+        Rule::NotObject,
+        Rule::TooLarge { limit_kib: 64 },
+        Rule::Missing,
+        Rule::UnknownField {
+            allowed: vec!["city".into(), "days".into()],
+        },
+        Rule::WrongType {
+            expected: "integer".into(),
+        },
+        Rule::Blank,
+        Rule::BelowMinimum {
+            min: 1.into(),
+            exclusive: false,
+        },
+        Rule::AboveMaximum {
+            max: serde_json::Number::from_f64(0.5).unwrap(),
+            exclusive: true,
+        },
+        Rule::TooShort { min: 2 },
+        Rule::TooLong { max: 200 },
+        Rule::TooPrecise { decimals: 3 },
+        Rule::DateTimeFormat,
+        Rule::DateFormat,
+        Rule::OneOf {
+            allowed: vec!["friend".into()],
+        },
+        Rule::InPast,
+        Rule::TooFarAhead { days: 60 },
+        Rule::MinAboveMax {
+            max_field: "budget_max".into(),
+        },
+        Rule::NoSuch {
+            entity: Entity::Restaurant,
+        },
+        Rule::OutsideHours {
+            restaurant: "Nha Hang A".into(),
+            open: "06:00".into(),
+            close: "22:00".into(),
+            requested: "23:30".into(),
+        },
+        Rule::PartyTooLarge {
+            restaurant: "Nha Hang A".into(),
+            max: 12,
+        },
+        Rule::UnknownCity {
+            available: vec!["Da Nang".into()],
+        },
+        Rule::ConflictsWithEarlier,
+    ];
+    for rule in &rules {
+        match rule {
+            Rule::Other
+            | Rule::NotJson
+            | Rule::NotObject
+            | Rule::TooLarge { .. }
+            | Rule::Missing
+            | Rule::UnknownField { .. }
+            | Rule::WrongType { .. }
+            | Rule::Blank
+            | Rule::BelowMinimum { .. }
+            | Rule::AboveMaximum { .. }
+            | Rule::TooShort { .. }
+            | Rule::TooLong { .. }
+            | Rule::TooPrecise { .. }
+            | Rule::DateTimeFormat
+            | Rule::DateFormat
+            | Rule::OneOf { .. }
+            | Rule::InPast
+            | Rule::TooFarAhead { .. }
+            | Rule::MinAboveMax { .. }
+            | Rule::NoSuch { .. }
+            | Rule::OutsideHours { .. }
+            | Rule::PartyTooLarge { .. }
+            | Rule::UnknownCity { .. }
+            | Rule::ConflictsWithEarlier => {}
+        }
+    }
+    rules
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-
-    /// One rule of every kind. The match has no wildcard, so a new kind does not compile
-    /// until it is here, and the browser's reader is tested for it.
-    fn every_kind() -> Vec<Rule> {
-        let rules = vec![
-            Rule::Other,
-            Rule::NotJson,
-            Rule::NotObject,
-            Rule::TooLarge { limit_kib: 64 },
-            Rule::Missing,
-            Rule::UnknownField {
-                allowed: vec!["city".into(), "days".into()],
-            },
-            Rule::WrongType {
-                expected: "integer".into(),
-            },
-            Rule::Blank,
-            Rule::BelowMinimum {
-                min: 1.into(),
-                exclusive: false,
-            },
-            Rule::AboveMaximum {
-                max: serde_json::Number::from_f64(0.5).unwrap(),
-                exclusive: true,
-            },
-            Rule::TooShort { min: 2 },
-            Rule::TooLong { max: 200 },
-            Rule::TooPrecise { decimals: 3 },
-            Rule::DateTimeFormat,
-            Rule::DateFormat,
-            Rule::OneOf {
-                allowed: vec!["friend".into()],
-            },
-            Rule::InPast,
-            Rule::TooFarAhead { days: 60 },
-            Rule::MinAboveMax {
-                max_field: "budget_max".into(),
-            },
-            Rule::NoSuch {
-                entity: Entity::Restaurant,
-            },
-            Rule::OutsideHours {
-                restaurant: "Phở Thìn".into(),
-                open: "06:00".into(),
-                close: "22:00".into(),
-                requested: "23:30".into(),
-            },
-            Rule::PartyTooLarge {
-                restaurant: "Phở Thìn".into(),
-                max: 12,
-            },
-            Rule::UnknownCity {
-                available: vec!["Hà Nội".into()],
-            },
-            Rule::ConflictsWithEarlier,
-        ];
-        for rule in &rules {
-            match rule {
-                Rule::Other
-                | Rule::NotJson
-                | Rule::NotObject
-                | Rule::TooLarge { .. }
-                | Rule::Missing
-                | Rule::UnknownField { .. }
-                | Rule::WrongType { .. }
-                | Rule::Blank
-                | Rule::BelowMinimum { .. }
-                | Rule::AboveMaximum { .. }
-                | Rule::TooShort { .. }
-                | Rule::TooLong { .. }
-                | Rule::TooPrecise { .. }
-                | Rule::DateTimeFormat
-                | Rule::DateFormat
-                | Rule::OneOf { .. }
-                | Rule::InPast
-                | Rule::TooFarAhead { .. }
-                | Rule::MinAboveMax { .. }
-                | Rule::NoSuch { .. }
-                | Rule::OutsideHours { .. }
-                | Rule::PartyTooLarge { .. }
-                | Rule::UnknownCity { .. }
-                | Rule::ConflictsWithEarlier => {}
-            }
-        }
-        rules
-    }
 
     fn both(value: &Value) -> (Result<Rule, String>, Option<Rule>) {
         let derived = serde_json::from_value::<Rule>(value.clone()).ok();
@@ -531,7 +533,7 @@ mod tests {
 
     #[test]
     fn the_browsers_reader_reads_every_kind_as_written() {
-        let rules = every_kind();
+        let rules = super::every_kind();
         let kinds: std::collections::HashSet<_> =
             rules.iter().map(std::mem::discriminant).collect();
         assert_eq!(kinds.len(), rules.len(), "one rule of each kind");

@@ -9,6 +9,8 @@
 mod availability;
 mod booking;
 mod error;
+#[cfg(test)]
+pub(crate) use error::every_kind as every_rule_kind;
 mod gifts;
 mod my_bookings;
 mod registry;

@@ -239,13 +239,7 @@ impl AgentEvent {
     }
 }
 
-#[cfg(target_arch = "wasm32")]
-impl<'de> Deserialize<'de> for AgentEvent {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        event_from_value(value).map_err(serde::de::Error::custom)
-    }
-}
+crate::message::deserialize_by_hand_in_the_browser!(AgentEvent, event_from_value);
 
 /// Reads an event in the wire format the derived `Deserialize` of [`AgentEvent`] accepts.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]

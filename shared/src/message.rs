@@ -238,13 +238,22 @@ pub enum MessagePart {
     StepStart,
 }
 
-#[cfg(target_arch = "wasm32")]
-impl<'de> Deserialize<'de> for MessagePart {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        part_from_value(value).map_err(serde::de::Error::custom)
-    }
+/// In the browser, `Deserialize` for `$ty` is `$read` on a parsed `Value`, for the types
+/// whose derived impl is replaced there (the reason is at [`MessagePart`]).
+macro_rules! deserialize_by_hand_in_the_browser {
+    ($ty:ty, $read:path) => {
+        #[cfg(target_arch = "wasm32")]
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
+                $read(value).map_err(serde::de::Error::custom)
+            }
+        }
+    };
 }
+pub(crate) use deserialize_by_hand_in_the_browser;
+
+deserialize_by_hand_in_the_browser!(MessagePart, part_from_value);
 
 /// Reads a part in the wire format the derived `Deserialize` of [`MessagePart`] accepts,
 /// from an already parsed value, so each tool's input and output is read by the one

@@ -75,21 +75,8 @@ pub struct CancellationPreview {
     pub booking: BookingSummary,
 }
 
-#[cfg(target_arch = "wasm32")]
-impl<'de> Deserialize<'de> for ApprovalPreview {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        preview_from_value(value).map_err(serde::de::Error::custom)
-    }
-}
-
-#[cfg(target_arch = "wasm32")]
-impl<'de> Deserialize<'de> for Availability {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        availability_from_value(value).map_err(serde::de::Error::custom)
-    }
-}
+crate::message::deserialize_by_hand_in_the_browser!(ApprovalPreview, preview_from_value);
+crate::message::deserialize_by_hand_in_the_browser!(Availability, availability_from_value);
 
 /// Reads a preview in the wire format the derived `Deserialize` accepts: the variant by
 /// `kind`, then the variant's struct from the rest of the object.

@@ -158,13 +158,7 @@ pub enum Rule {
     ConflictsWithEarlier,
 }
 
-#[cfg(target_arch = "wasm32")]
-impl<'de> Deserialize<'de> for Rule {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(deserializer)?;
-        rule_from_value(value).map_err(serde::de::Error::custom)
-    }
-}
+crate::message::deserialize_by_hand_in_the_browser!(Rule, rule_from_value);
 
 /// Reads a rule in the wire format the derived `Deserialize` of [`Rule`] accepts: the
 /// variant by `kind`, its fields by their camelCase names, anything else ignored.

@@ -239,12 +239,12 @@ impl AgentEvent {
     }
 }
 
-crate::message::deserialize_by_hand_in_the_browser!(AgentEvent, event_from_value);
+crate::by_hand::deserialize_by_hand_in_the_browser!(AgentEvent, event_from_value);
 
 /// Reads an event in the wire format the derived `Deserialize` of [`AgentEvent`] accepts.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn event_from_value(value: Value) -> Result<AgentEvent, String> {
-    use crate::message::{take, take_opt, take_str, typed};
+    use crate::by_hand::{take, take_opt, take_str, typed};
 
     let Value::Object(mut fields) = value else {
         return Err("an event must be an object".to_owned());

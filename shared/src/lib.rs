@@ -3,6 +3,7 @@
 //! Everything in this crate compiles for the native server and for
 //! `wasm32-unknown-unknown`, so it may depend only on platform-neutral crates.
 
+mod by_hand;
 pub mod events;
 pub mod explain;
 pub mod health;

@@ -3,6 +3,7 @@
 use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::by_hand::{take, take_opt, take_str, typed, Fields};
 use crate::preview::ApprovalPreview;
 use crate::{
     partial_json::PartialJson,
@@ -238,22 +239,7 @@ pub enum MessagePart {
     StepStart,
 }
 
-/// In the browser, `Deserialize` for `$ty` is `$read` on a parsed `Value`, for the types
-/// whose derived impl is replaced there (the reason is at [`MessagePart`]).
-macro_rules! deserialize_by_hand_in_the_browser {
-    ($ty:ty, $read:path) => {
-        #[cfg(target_arch = "wasm32")]
-        impl<'de> serde::Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-                $read(value).map_err(serde::de::Error::custom)
-            }
-        }
-    };
-}
-pub(crate) use deserialize_by_hand_in_the_browser;
-
-deserialize_by_hand_in_the_browser!(MessagePart, part_from_value);
+crate::by_hand::deserialize_by_hand_in_the_browser!(MessagePart, part_from_value);
 
 /// Reads a part in the wire format the derived `Deserialize` of [`MessagePart`] accepts,
 /// from an already parsed value, so each tool's input and output is read by the one
@@ -273,8 +259,6 @@ pub(crate) fn part_from_value(value: Value) -> Result<MessagePart, String> {
         other => Err(format!("unknown variant `{other}`")),
     }
 }
-
-pub(crate) type Fields = serde_json::Map<String, Value>;
 
 fn tool_part_from_fields(mut fields: Fields) -> Result<ToolPart, String> {
     let tool = take_str(&mut fields, "tool")?;
@@ -328,24 +312,6 @@ fn call_from_fields<T: Tool>(mut fields: Fields) -> Result<ToolCall<T>, String> 
         state,
         approval,
     })
-}
-
-pub(crate) fn take(fields: &mut Fields, name: &str) -> Result<Value, String> {
-    fields
-        .remove(name)
-        .ok_or_else(|| format!("missing field `{name}`"))
-}
-
-pub(crate) fn take_str(fields: &mut Fields, name: &str) -> Result<String, String> {
-    typed(take(fields, name)?)
-}
-
-/// An optional field: absent and `null` are both `None`, as for a derived `Option`.
-pub(crate) fn take_opt<V: DeserializeOwned>(
-    fields: &mut Fields,
-    name: &str,
-) -> Result<Option<V>, String> {
-    fields.remove(name).map_or(Ok(None), typed)
 }
 
 fn take_opt_str(fields: &mut Fields, name: &str) -> Result<Option<String>, String> {
@@ -680,10 +646,6 @@ pub(crate) trait ToolCallOps {
     fn output_available(&mut self, output: Value) -> bool;
     fn output_error(&mut self, input: Option<Value>, error: ToolError) -> bool;
     fn output_denied(&mut self) -> bool;
-}
-
-pub(crate) fn typed<V: DeserializeOwned>(value: Value) -> Result<V, String> {
-    serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
 mod transitions;

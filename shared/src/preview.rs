@@ -75,14 +75,14 @@ pub struct CancellationPreview {
     pub booking: BookingSummary,
 }
 
-crate::message::deserialize_by_hand_in_the_browser!(ApprovalPreview, preview_from_value);
-crate::message::deserialize_by_hand_in_the_browser!(Availability, availability_from_value);
+crate::by_hand::deserialize_by_hand_in_the_browser!(ApprovalPreview, preview_from_value);
+crate::by_hand::deserialize_by_hand_in_the_browser!(Availability, availability_from_value);
 
 /// Reads a preview in the wire format the derived `Deserialize` accepts: the variant by
 /// `kind`, then the variant's struct from the rest of the object.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn preview_from_value(value: serde_json::Value) -> Result<ApprovalPreview, String> {
-    use crate::message::{take_str, typed};
+    use crate::by_hand::{take_str, typed};
     let serde_json::Value::Object(mut fields) = value else {
         return Err("a preview must be an object".to_owned());
     };
@@ -100,7 +100,7 @@ pub(crate) fn preview_from_value(value: serde_json::Value) -> Result<ApprovalPre
 /// "seatsLeft": 3}` or `{"status": "waitlist"}`.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn availability_from_value(value: serde_json::Value) -> Result<Availability, String> {
-    use crate::message::{take, take_str, typed};
+    use crate::by_hand::{take, take_str, typed};
     let serde_json::Value::Object(mut fields) = value else {
         return Err("an availability must be an object".to_owned());
     };

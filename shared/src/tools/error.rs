@@ -158,13 +158,13 @@ pub enum Rule {
     ConflictsWithEarlier,
 }
 
-crate::message::deserialize_by_hand_in_the_browser!(Rule, rule_from_value);
+crate::by_hand::deserialize_by_hand_in_the_browser!(Rule, rule_from_value);
 
 /// Reads a rule in the wire format the derived `Deserialize` of [`Rule`] accepts: the
 /// variant by `kind`, its fields by their camelCase names, anything else ignored.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn rule_from_value(value: serde_json::Value) -> Result<Rule, String> {
-    use crate::message::{take, take_str, typed};
+    use crate::by_hand::{take, take_str, typed};
     let serde_json::Value::Object(mut fields) = value else {
         return Err("a rule must be an object".to_owned());
     };

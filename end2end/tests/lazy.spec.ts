@@ -49,6 +49,8 @@ test('the bookings page list comes with the page, without any chunk, by navigati
   await page.goto('/');
   await expect(page.locator('main.chat')).toHaveAttribute('data-hydrated', 'true');
   await expect.poll(() => chunks.get('split_restaurant.wasm')).toBe(200);
+  // The restaurant chunk's shared files may still be arriving.
+  await page.waitForLoadState('networkidle');
   chunks.clear();
   await page.getByRole('link', { name: 'Đặt chỗ của tôi' }).click();
   await expect(page.locator('main.bookings-page .bookings-empty')).toBeVisible();

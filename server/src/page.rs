@@ -56,16 +56,6 @@ pub fn provide_page_context(state: &AppState) {
         .map(|parts| request_lang(&parts.headers))
         .unwrap_or_default();
     provide_context(lang);
-    if let (Some(parts), Some(response)) = (
-        parts.as_ref(),
-        use_context::<leptos_axum::ResponseOptions>(),
-    ) {
-        if is_stored_conversation(&parts.uri) {
-            if let Some(link) = restaurant_preload(&state.leptos_options) {
-                response.append_header(header::LINK, link.clone());
-            }
-        }
-    }
     let owner = parts
         .as_ref()
         .and_then(|parts| parts.extensions.get::<OwnerId>())
@@ -74,17 +64,8 @@ pub fn provide_page_context(state: &AppState) {
         state: state.clone(),
         owner,
         lang,
+        response: use_context::<leptos_axum::ResponseOptions>(),
     })));
-}
-
-/// Whether `uri` is the chat page with a stored conversation (`/?c=…`).
-fn is_stored_conversation(uri: &axum::http::Uri) -> bool {
-    uri.path() == "/"
-        && uri.query().is_some_and(|query| {
-            query
-                .split('&')
-                .any(|pair| pair.strip_prefix("c=").is_some_and(|id| !id.is_empty()))
-        })
 }
 
 /// The hydrate bundle's chunk that holds the restaurant assistant's parts.
@@ -147,6 +128,8 @@ struct Loader {
     /// From the owner cookie (`owner::ensure_owner`); `None` only outside a request.
     owner: Option<String>,
     lang: Lang,
+    /// The response's headers, for the chunk preload of a stored conversation.
+    response: Option<leptos_axum::ResponseOptions>,
 }
 
 /// Largest error body read back from an API error (they are a sentence or two).
@@ -154,6 +137,13 @@ const ERROR_BODY_LIMIT: usize = 16 * 1024;
 
 impl LoadPage for Loader {
     fn load(&self, query: PageQuery) -> Pin<Box<dyn Future<Output = Fetched> + Send>> {
+        // The chat renders this conversation's parts, and hydrates once their code is
+        // there: the browser may fetch it with the page.
+        if let (PageQuery::Conversation(_), Some(response)) = (&query, &self.response) {
+            if let Some(link) = restaurant_preload(&self.state.leptos_options) {
+                response.append_header(header::LINK, link.clone());
+            }
+        }
         let state = self.state.clone();
         let owner = self.owner.clone();
         let lang = self.lang;
@@ -277,17 +267,6 @@ mod tests {
         }
         let fine = r#"{"restaurant": ["split_restaurant"]}"#;
         assert_eq!(super::preload_header(fine, "pkg\r\nx", "restaurant"), None);
-    }
-
-    #[test]
-    fn only_the_chat_with_a_stored_conversation_is_one() {
-        let stored = |uri: &str| super::is_stored_conversation(&uri.parse().unwrap());
-        assert!(stored("/?c=cnv_1"));
-        assert!(stored("/?a=gifts&c=cnv_1"));
-        assert!(!stored("/"));
-        assert!(!stored("/?c="));
-        assert!(!stored("/?cc=cnv_1"));
-        assert!(!stored("/bookings?c=cnv_1"));
     }
 
     use super::*;

@@ -235,17 +235,27 @@ pub async fn run(config: Config) -> Result<(), StartupError> {
             tracing::warn!(runs = stopped, "replies still being written at the end of the grace period were stopped as interrupted");
         }
     };
+    // The connections' grace outlasts the replies': a reply stopped as interrupted at the
+    // end of its grace still has to write that end to its socket, and with equal graces
+    // the process could exit first, cutting the stream mid-frame (seen on a busy machine).
+    // Connections that have ended do not wait for it.
+    let mut edge = config.edge;
+    edge.shutdown_grace = grace + FLUSH_AFTER_DRAIN;
     let (served, ()) = tokio::join!(
         serve::serve(
             listener,
             app(state).with_state(()),
-            config.edge,
+            edge,
             stopping.clone().cancelled_owned(),
         ),
         drain_runs,
     );
     served.map_err(StartupError::Serve)
 }
+
+/// How long open connections may go on after the replies' shutdown grace: time for the
+/// replies stopped then to write their end.
+const FLUSH_AFTER_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// [`app`] as the service each connection gets. axum's own way of serving a `Router`
 /// rebuilds every route for each new connection (`with_state` per connection: about

@@ -289,29 +289,76 @@ pub struct Turn {
 /// prepared once. `$3`: conversations to create; `$4`: messages, numbered after the
 /// conversation's last by their offset (SQLite computes the whole SELECT before inserting,
 /// since it reads the table it inserts into, so a turn's two messages are last + 1 and
-/// last + 2); `$5`: conversations whose turn makes them the latest.
+/// last + 2), their bodies as slices of `$9` ([`Texts`]); `$5`: conversations whose turn
+/// makes them the latest. A row's fields are read by its index in the parameter
+/// (`json_extract($n, '$[i][k]')`, the parsed parameter cached for the statement), not
+/// from `json_each`'s `value`, which SQLite turns back into JSON text at every use.
 pub const TURNS_SQL: &str = "INSERT INTO conversations (id, owner_id, assistant, created_at, \
-     updated_at) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-     json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[3]') \
-     FROM json_each($3); \
+     updated_at) SELECT json_extract($3, j.p || '[0]'), json_extract($3, j.p || '[1]'), \
+     json_extract($3, j.p || '[2]'), json_extract($3, j.p || '[3]'), \
+     json_extract($3, j.p || '[3]') \
+     FROM (SELECT '$[' || key || ']' AS p FROM json_each($3)) AS j; \
      INSERT INTO messages (id, conversation_id, seq, role, body, created_at) \
-     SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), \
+     SELECT json_extract($4, j.p || '[0]'), json_extract($4, j.p || '[1]'), \
      (SELECT COALESCE(MAX(m.seq), 0) FROM messages AS m \
-     WHERE m.conversation_id = json_extract(j.value, '$[1]')) + json_extract(j.value, '$[2]'), \
-     json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]'), json_extract(j.value, '$[5]') \
-     FROM json_each($4) AS j; \
-     UPDATE conversations SET updated_at = json_extract(j.value, '$[3]') FROM json_each($5) AS j \
-     WHERE conversations.id = json_extract(j.value, '$[0]') \
-     AND conversations.owner_id = json_extract(j.value, '$[1]') \
-     AND conversations.assistant = json_extract(j.value, '$[2]'); ";
+     WHERE m.conversation_id = json_extract($4, j.p || '[1]')) + json_extract($4, j.p || '[2]'), \
+     json_extract($4, j.p || '[3]'), \
+     CAST(substr($9, json_extract($4, j.p || '[4]'), json_extract($4, j.p || '[5]')) AS TEXT), \
+     json_extract($4, j.p || '[6]') \
+     FROM (SELECT '$[' || key || ']' AS p FROM json_each($4)) AS j; \
+     UPDATE conversations SET updated_at = json_extract($5, j.p || '[3]') \
+     FROM (SELECT '$[' || key || ']' AS p FROM json_each($5)) AS j \
+     WHERE conversations.id = json_extract($5, j.p || '[0]') \
+     AND conversations.owner_id = json_extract($5, j.p || '[1]') \
+     AND conversations.assistant = json_extract($5, j.p || '[2]'); ";
+
+/// The long texts of a SQLite write script (message bodies, batches of events) laid end
+/// to end in one BLOB parameter; a row names its text by where it starts (1-based, as
+/// `substr` counts bytes of a BLOB) and how many bytes it has. Inside a JSON array of
+/// rows the same text would be escaped (every quote of a JSON body) and then parsed and
+/// unescaped again by SQLite: that was a fifth of the instructions of a stored step.
+#[derive(Debug, Default)]
+pub struct Texts(Vec<u8>);
+
+/// Where a text is in [`Texts`]: `(start, length)`, for `substr(blob, start, length)`.
+pub type TextSlice = (i64, i64);
+
+impl Texts {
+    /// Appends `text`.
+    pub fn push(&mut self, text: &str) -> TextSlice {
+        self.push_joined(std::iter::once(text))
+    }
+
+    /// Appends `parts` joined by line breaks, as one text.
+    pub fn push_joined<'a>(&mut self, parts: impl IntoIterator<Item = &'a str>) -> TextSlice {
+        let start = self.0.len();
+        for (index, part) in parts.into_iter().enumerate() {
+            if index > 0 {
+                self.0.push(b'\n');
+            }
+            self.0.extend_from_slice(part.as_bytes());
+        }
+        let length = self.0.len() - start;
+        (
+            i64::try_from(start + 1).unwrap_or(i64::MAX),
+            i64::try_from(length).unwrap_or(i64::MAX),
+        )
+    }
+
+    /// The parameter to bind.
+    pub fn into_blob(self) -> Vec<u8> {
+        self.0
+    }
+}
 
 /// The rows of some turns, for [`TURNS_SQL`]'s parameters.
 #[derive(Debug, Default, serde::Serialize)]
 pub struct TurnRows<'a> {
     /// `[id, owner, assistant, at]` of each conversation to create.
     pub conversations: Vec<[&'a str; 4]>,
-    /// `(id, conversation, offset, role, body, at)` of each message.
-    pub messages: Vec<(&'a str, &'a str, i64, &'a str, &'a str, &'a str)>,
+    /// `(id, conversation, offset, role, body start, body length, at)` of each message
+    /// (the body is in the script's [`Texts`]).
+    pub messages: Vec<(&'a str, &'a str, i64, &'a str, i64, i64, &'a str)>,
     /// `[id, owner, assistant, at]` of each older conversation a turn was added to.
     pub touched: Vec<[&'a str; 4]>,
 }
@@ -337,8 +384,9 @@ impl Turn {
         }
     }
 
-    /// Adds its rows to `rows` (the SQLite path, [`TURNS_SQL`]).
-    pub fn add_rows<'a>(&'a self, rows: &mut TurnRows<'a>) {
+    /// Adds its rows to `rows` and its messages' bodies to `texts` (the SQLite path,
+    /// [`TURNS_SQL`]).
+    pub fn add_rows<'a>(&'a self, rows: &mut TurnRows<'a>, texts: &mut Texts) {
         let c = &self.conversation;
         let header = [
             c.id.as_str(),
@@ -351,14 +399,17 @@ impl Turn {
         } else {
             rows.touched.push(header);
         }
+        let (start, length) = texts.push(&self.user_body);
         rows.messages
-            .push((&self.user_id, &c.id, 1, "user", &self.user_body, &self.at));
+            .push((&self.user_id, &c.id, 1, "user", start, length, &self.at));
+        let (start, length) = texts.push(&self.reply_body);
         rows.messages.push((
             &self.reply_id,
             &c.id,
             2,
             "assistant",
-            &self.reply_body,
+            start,
+            length,
             &self.at,
         ));
     }

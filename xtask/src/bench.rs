@@ -67,6 +67,10 @@ impl Measured {
 /// Set in the release-built xtask that does the measuring; see [`command`].
 const GENERATOR_ENV: &str = "DATBAN_BENCH_GENERATOR";
 
+/// A server binary to measure instead of building this tree's: two builds (before and
+/// after a change) measured one after the other in one sitting, on the same load.
+const SERVER_ENV: &str = "DATBAN_BENCH_SERVER";
+
 pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
     // `--quick`: only the SQLite windows, no micro benchmarks, held-open replies or
     // PostgreSQL; for a before/after while working on the hot path, or to `perf record`
@@ -110,7 +114,19 @@ pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
     } else {
         None
     };
-    let binary = site::build_server(ws, true)?;
+    let binary = match std::env::var_os(SERVER_ENV).filter(|path| !path.is_empty()) {
+        Some(path) => {
+            let path = std::path::PathBuf::from(path);
+            if !path.is_file() {
+                return Err(Failure::new(format!(
+                    "{SERVER_ENV}={}: no such file",
+                    path.display()
+                )));
+            }
+            path
+        }
+        None => site::build_server(ws, true)?,
+    };
     if quick {
         sys::pin_self(LOAD_CORE)?;
         let server = start_datban(ws, &binary, "sqlite-quick", None, 0)?;

@@ -215,20 +215,27 @@ pub(super) async fn write_batches(
 /// `$6` runs' rows (a row already "done" stays so), `$7` runs' messages as they last were,
 /// `$8` batches of events; `$1` is this process and `$2` the time. Each parameter is a
 /// JSON array of rows, so the whole tick is one fixed script, prepared once, however many
-/// runs it stores.
+/// runs it stores; the messages' bodies and the events are slices of `$9`
+/// ([`crate::store::Texts`]).
 const BATCHES_SQL: &str = "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
-     stop_requested, started_at, updated_at) SELECT json_extract(value, '$[0]'), \
-     json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
-     $1, 0, $2, $2 FROM json_each($6) WHERE true \
+     stop_requested, started_at, updated_at) SELECT json_extract($6, j.p || '[0]'), \
+     json_extract($6, j.p || '[1]'), json_extract($6, j.p || '[2]'), \
+     json_extract($6, j.p || '[3]'), $1, 0, $2, $2 \
+     FROM (SELECT '$[' || key || ']' AS p FROM json_each($6)) AS j WHERE true \
      ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, \
      status = CASE WHEN runs.status = 'done' THEN 'done' ELSE excluded.status END; \
-     UPDATE messages SET body = json_extract(j.value, '$[2]'), \
-     run_seq = json_extract(j.value, '$[3]') FROM json_each($7) AS j \
-     WHERE messages.conversation_id = json_extract(j.value, '$[0]') \
-     AND messages.id = json_extract(j.value, '$[1]'); \
+     UPDATE messages SET \
+     body = CAST(substr($9, json_extract($7, j.p || '[2]'), \
+     json_extract($7, j.p || '[3]')) AS TEXT), \
+     run_seq = json_extract($7, j.p || '[4]') \
+     FROM (SELECT '$[' || key || ']' AS p FROM json_each($7)) AS j \
+     WHERE messages.conversation_id = json_extract($7, j.p || '[0]') \
+     AND messages.id = json_extract($7, j.p || '[1]'); \
      INSERT INTO run_event_batches (run_id, first_seq, last_seq, events) \
-     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-     json_extract(value, '$[2]'), json_extract(value, '$[3]') FROM json_each($8) WHERE true \
+     SELECT json_extract($8, j.p || '[0]'), json_extract($8, j.p || '[1]'), \
+     json_extract($8, j.p || '[2]'), \
+     CAST(substr($9, json_extract($8, j.p || '[3]'), json_extract($8, j.p || '[4]')) AS TEXT) \
+     FROM (SELECT '$[' || key || ']' AS p FROM json_each($8)) AS j WHERE true \
      ON CONFLICT (run_id, first_seq) DO UPDATE \
      SET last_seq = excluded.last_seq, events = excluded.events \
      WHERE excluded.last_seq > run_event_batches.last_seq; ";
@@ -241,39 +248,52 @@ async fn write_batches_script(
     batches: &[Batch],
     at: String,
 ) -> Result<(), sqlx::Error> {
-    static SCRIPT: OnceLock<String> = OnceLock::new();
-    let sql = SCRIPT.get_or_init(|| {
-        format!(
-            "BEGIN IMMEDIATE; {}{}COMMIT;",
-            crate::store::TURNS_SQL,
-            BATCHES_SQL
-        )
-    });
+    // Most ticks store no turn (only the first tick of a run does): they take a script
+    // without the turns' statements, which would each still open and close a statement
+    // over an empty array. Both are fixed texts, each prepared once.
+    static WITH_TURNS: OnceLock<String> = OnceLock::new();
+    static WITHOUT_TURNS: OnceLock<String> = OnceLock::new();
+    let sql = if batches.iter().any(|batch| batch.turn.is_some()) {
+        WITH_TURNS.get_or_init(|| {
+            format!(
+                "BEGIN IMMEDIATE; {}{}COMMIT;",
+                crate::store::TURNS_SQL,
+                BATCHES_SQL
+            )
+        })
+    } else {
+        WITHOUT_TURNS.get_or_init(|| format!("BEGIN IMMEDIATE; {BATCHES_SQL}COMMIT;"))
+    };
     let mut turns = crate::store::TurnRows::default();
+    let mut texts = crate::store::Texts::default();
     let mut runs: Vec<[&str; 4]> = Vec::with_capacity(batches.len());
-    let mut saves: Vec<(&str, &str, &str, i64)> = Vec::new();
-    let mut events: Vec<(&str, i64, i64, String)> = Vec::new();
+    let mut saves: Vec<(&str, &str, i64, i64, i64)> = Vec::new();
+    let mut events: Vec<(&str, i64, i64, i64, i64)> = Vec::new();
     for batch in batches {
         let run = &batch.run;
         if let Some(turn) = &batch.turn {
-            turn.add_rows(&mut turns);
+            turn.add_rows(&mut turns, &mut texts);
         }
         let status = if batch.done { "done" } else { "running" };
         runs.push([&run.id, &run.conversation_id, &run.owner_id, status]);
         if let Some(save) = &batch.save {
+            let (start, length) = texts.push(&save.body);
             saves.push((
                 &save.conversation_id,
                 &save.message_id,
-                &save.body,
+                start,
+                length,
                 save.run_seq,
             ));
         }
         if !batch.events.is_empty() {
+            let (start, length) = texts.push_joined(batch.events.iter().map(|data| &**data));
             events.push((
                 &run.id,
                 i64::try_from(batch.from + 1).unwrap_or(i64::MAX),
                 i64::try_from(batch.from + batch.events.len()).unwrap_or(i64::MAX),
-                join_lines(&batch.events),
+                start,
+                length,
             ));
         }
     }
@@ -285,7 +305,8 @@ async fn write_batches_script(
         .bind(json(&turns.touched))
         .bind(json(&runs))
         .bind(json(&saves))
-        .bind(json(&events));
+        .bind(json(&events))
+        .bind(texts.into_blob());
     db::run_script(db, script).await
 }
 

@@ -74,6 +74,79 @@ async fn turns_stored_together_fail_alone() {
     assert_eq!(rows, vec!["conv_new_1".to_owned(), "conv_new_2".to_owned()]);
 }
 
+/// Several runs stored in one tick, with texts outside ASCII, quotes and line breaks:
+/// each run's events and message read back exactly as they were, none running into
+/// another's (on SQLite the script carries them as byte slices of one parameter).
+#[tokio::test]
+async fn one_tick_stores_each_runs_texts_exactly() {
+    use crate::store::{Conversation, MessageSave, Turn};
+    use shared::message::Message;
+    let (pool, _db) = db::test_pool().await;
+    let postgres = db::backend(&pool) == Backend::Postgres;
+    let texts = [
+        "Đặt bàn cho 4 người lúc 19:00 — chả cá",
+        "",
+        "\"quoted\" \\ back\nslash ✓ 🍜",
+        "x",
+    ];
+    let mut batches = Vec::new();
+    let mut expected = Vec::new();
+    for (n, text) in texts.into_iter().enumerate() {
+        let conversation = Conversation {
+            id: crate::store::new_row_id("conv"),
+            owner_id: format!("own_{n}"),
+            assistant: Assistant::Restaurant,
+        };
+        let user = Message::user(crate::store::new_row_id("msg"), text);
+        let empty = Message::assistant(crate::store::new_row_id("msg"));
+        let mut reply = empty.clone();
+        let run = Arc::new(ActiveRun::new(&conversation.id, &conversation.owner_id));
+        let id = format!("t{n}");
+        let events = [
+            AgentEvent::TextStart { id: id.clone() },
+            AgentEvent::TextDelta {
+                id: id.clone(),
+                delta: text.to_owned(),
+            },
+            AgentEvent::TextEnd { id },
+        ];
+        for event in &events {
+            reply.apply(event);
+            run.push(event);
+        }
+        let (_, stored) = run.unstored();
+        batches.push(Batch {
+            run: Arc::clone(&run),
+            from: 0,
+            events: stored.clone(),
+            done: true,
+            save: Some(MessageSave::of(&conversation.id, &reply, 3)),
+            turn: Some(Turn::new(&conversation, true, &user, &empty, now())),
+            turn_waiter: None,
+        });
+        expected.push((conversation.id, run, vec![user, reply], stored));
+    }
+    write_batches(&pool, "node_t", &batches, postgres)
+        .await
+        .unwrap();
+    for (conversation_id, run, messages, events) in expected {
+        assert_eq!(
+            crate::store::messages(&pool, &conversation_id)
+                .await
+                .unwrap(),
+            messages
+        );
+        let (page, more) = stored_events(&pool, run.id(), 0).await.unwrap();
+        assert!(!more);
+        let page: Vec<(i64, Arc<str>)> = page
+            .into_iter()
+            .map(|(seq, data)| (seq, Arc::from(data)))
+            .collect();
+        let want: Vec<(i64, Arc<str>)> = (1..).zip(events).collect();
+        assert_eq!(page, want);
+    }
+}
+
 /// More batches than one read returns, on the backend under test: every event is
 /// stored once, numbered in order, and reads back as it was, from any point.
 #[tokio::test]

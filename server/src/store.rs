@@ -318,7 +318,7 @@ pub const TURNS_SQL: &str = "INSERT INTO conversations (id, owner_id, assistant,
 /// rows the same text would be escaped (every quote of a JSON body) and then parsed and
 /// unescaped again by SQLite: that was a fifth of the instructions of a stored step.
 #[derive(Debug, Default)]
-pub struct Texts(Vec<u8>);
+pub struct Texts(String);
 
 /// Where a text is in [`Texts`]: `(start, length)`, for `substr(blob, start, length)`.
 pub type TextSlice = (i64, i64);
@@ -326,18 +326,17 @@ pub type TextSlice = (i64, i64);
 impl Texts {
     /// Appends `text`.
     pub fn push(&mut self, text: &str) -> TextSlice {
-        self.push_joined(std::iter::once(text))
+        self.push_with(|out| out.push_str(text))
     }
 
-    /// Appends `parts` joined by line breaks, as one text.
-    pub fn push_joined<'a>(&mut self, parts: impl IntoIterator<Item = &'a str>) -> TextSlice {
+    /// Appends a batch of events as stored ([`push_lines`]).
+    pub fn push_lines(&mut self, events: &[std::sync::Arc<str>]) -> TextSlice {
+        self.push_with(|out| push_lines(out, events))
+    }
+
+    fn push_with(&mut self, write: impl FnOnce(&mut String)) -> TextSlice {
         let start = self.0.len();
-        for (index, part) in parts.into_iter().enumerate() {
-            if index > 0 {
-                self.0.push(b'\n');
-            }
-            self.0.extend_from_slice(part.as_bytes());
-        }
+        write(&mut self.0);
         let length = self.0.len() - start;
         (
             i64::try_from(start + 1).unwrap_or(i64::MAX),
@@ -347,7 +346,20 @@ impl Texts {
 
     /// The parameter to bind.
     pub fn into_blob(self) -> Vec<u8> {
-        self.0
+        self.0.into_bytes()
+    }
+}
+
+/// A batch of events as stored, appended to `out`: one JSON text per line (serde's JSON
+/// never holds a raw line break). Every writer of batches goes through here, and readers
+/// split on the same line breaks.
+pub fn push_lines(out: &mut String, events: &[std::sync::Arc<str>]) {
+    out.reserve(events.iter().map(|data| data.len() + 1).sum());
+    for (index, data) in events.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        out.push_str(data);
     }
 }
 

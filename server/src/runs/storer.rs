@@ -287,7 +287,7 @@ async fn write_batches_script(
             ));
         }
         if !batch.events.is_empty() {
-            let (start, length) = texts.push_joined(batch.events.iter().map(|data| &**data));
+            let (start, length) = texts.push_lines(&batch.events);
             events.push((
                 &run.id,
                 i64::try_from(batch.from + 1).unwrap_or(i64::MAX),
@@ -316,15 +316,10 @@ fn json<T: serde::Serialize>(rows: &[T]) -> String {
     serde_json::to_string(rows).unwrap_or_else(|_| "[]".to_owned())
 }
 
-/// A batch's events as stored: one JSON text per line.
+/// A batch's events as stored ([`crate::store::push_lines`]), as one text.
 pub(super) fn join_lines(events: &[Arc<str>]) -> String {
-    let mut text = String::with_capacity(events.iter().map(|data| data.len() + 1).sum());
-    for (index, data) in events.iter().enumerate() {
-        if index > 0 {
-            text.push('\n');
-        }
-        text.push_str(data);
-    }
+    let mut text = String::new();
+    crate::store::push_lines(&mut text, events);
     text
 }
 

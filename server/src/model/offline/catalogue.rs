@@ -3,7 +3,8 @@
 //! in a new conversation. Ids are never taken from here: a booking uses the id a real
 //! searchRestaurants result gave.
 
-use super::read::{alternatives, Utterance};
+use super::read::{alternatives, PhraseIndex, Utterance};
+use std::{collections::HashMap, sync::LazyLock};
 
 /// One restaurant of the seed catalogue as people name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,17 +152,46 @@ pub(super) fn mention(
 /// looks for every restaurant, and splitting and folding their names each time was a
 /// tenth of a reply's CPU. `None` for a name (or aliases) not in the catalogue.
 fn known_spellings(name: &str, aliases: &[&str]) -> Option<&'static [String]> {
-    static KNOWN: std::sync::LazyLock<Vec<Vec<String>>> = std::sync::LazyLock::new(|| {
+    static KNOWN: LazyLock<HashMap<&'static str, (usize, Vec<String>)>> = LazyLock::new(|| {
         KNOWN_RESTAURANTS
             .iter()
-            .map(|restaurant| spellings(restaurant.name, restaurant.aliases))
+            .enumerate()
+            .map(|(at, restaurant)| {
+                let spellings = spellings(restaurant.name, restaurant.aliases);
+                (restaurant.name, (at, spellings))
+            })
             .collect()
     });
-    KNOWN_RESTAURANTS
-        .iter()
-        .zip(KNOWN.iter())
-        .find(|(restaurant, _)| restaurant.name == name && restaurant.aliases == aliases)
+    KNOWN
+        .get(name)
+        .filter(|(at, _)| KNOWN_RESTAURANTS[*at].aliases == aliases)
         .map(|(_, spellings)| spellings.as_slice())
+}
+
+/// Where a message names each catalogue restaurant ([`mention`]'s answer for each, in
+/// catalogue order), the message read once for all of them.
+fn catalogue_mentions(utterance: &Utterance) -> Vec<Option<(usize, usize)>> {
+    static SPELLINGS: LazyLock<PhraseIndex<usize>> = LazyLock::new(|| {
+        PhraseIndex::new(
+            KNOWN_RESTAURANTS
+                .iter()
+                .enumerate()
+                .flat_map(|(at, restaurant)| {
+                    spellings(restaurant.name, restaurant.aliases)
+                        .into_iter()
+                        .map(move |spelling| (spelling, at))
+                }),
+        )
+    });
+    let mut mentions = vec![None; KNOWN_RESTAURANTS.len()];
+    for (start, length, &at) in SPELLINGS.folded_in(utterance) {
+        // The longest spelling wins, then the earliest: occurrences come by position.
+        let best: &mut Option<(usize, usize)> = &mut mentions[at];
+        if best.is_none_or(|(_, best_length)| length > best_length) {
+            *best = Some((start, length));
+        }
+    }
+    mentions
 }
 
 /// The catalogue restaurants a message names with its longest mention: one, or several
@@ -169,8 +199,8 @@ fn known_spellings(name: &str, aliases: &[&str]) -> Option<&'static [String]> {
 pub(super) fn named_in(utterance: &Utterance) -> Vec<&'static KnownRestaurant> {
     let mut best: Vec<&'static KnownRestaurant> = Vec::new();
     let mut best_length = 0;
-    for restaurant in KNOWN_RESTAURANTS {
-        let Some((_, length)) = mention(utterance, restaurant.name, restaurant.aliases) else {
+    for (restaurant, mention) in KNOWN_RESTAURANTS.iter().zip(catalogue_mentions(utterance)) {
+        let Some((_, length)) = mention else {
             continue;
         };
         if length > best_length {
@@ -196,12 +226,10 @@ pub(super) fn name_spans<'n>(
 
 /// [`name_spans`] for the whole catalogue.
 pub(super) fn catalogue_spans(utterance: &Utterance) -> Vec<(usize, usize)> {
-    name_spans(
-        utterance,
-        KNOWN_RESTAURANTS
-            .iter()
-            .map(|restaurant| (restaurant.name, restaurant.aliases)),
-    )
+    catalogue_mentions(utterance)
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 #[cfg(test)]
@@ -287,5 +315,56 @@ mod tests {
         assert_eq!(named("phở thìn lúc 7h"), ["Phở Thìn Lò Đúc"]);
         assert!(named("hạnh phúc quá").is_empty());
         assert!(named("tìm quán phở ở Hà Nội").is_empty());
+    }
+
+    /// Messages that name restaurants in the ways people do: whole names, folded, without
+    /// "Nhà Hàng", by alias, two at once, names inside names, names written twice.
+    const MESSAGES: [&str; 10] = [
+        "Đặt bàn ở Chả Cá Thăng Long rồi Chả Cá Lã Vọng",
+        "bun cha ca ba lu hay bun cha huong lien, bun cha",
+        "Pizza 4P's Bến Thành hoặc 4ps, pizza 4ps",
+        "chay hoa sen, nha hang chay hoa sen, Nhà Hàng Chay Liên Hoa",
+        "la maison 1888 la maison",
+        "quán hạnh, hạnh, Quán Hạnh ở Huế",
+        "",
+        "phở thìn phở gia truyền bát đàn pho bat dan",
+        "Cà Phê Muối Huế — ca phe muoi — Cà Phê Giảng — cafe giang",
+        "Lẩu Bò Ông Tám cho 8 người, lẩu bò",
+    ];
+
+    #[test]
+    fn the_catalogue_read_at_once_finds_what_each_name_alone_finds() {
+        for text in MESSAGES {
+            let said = Utterance::new(text);
+            let one_by_one: Vec<Option<(usize, usize)>> = KNOWN_RESTAURANTS
+                .iter()
+                .map(|r| {
+                    let spellings = spellings(r.name, r.aliases);
+                    spellings
+                        .iter()
+                        .filter_map(|s| {
+                            Some((
+                                said.positions_folded(s).first().copied()?,
+                                s.split(' ').count(),
+                            ))
+                        })
+                        .max_by_key(|(start, length)| (*length, usize::MAX - start))
+                })
+                .collect();
+            assert_eq!(catalogue_mentions(&said), one_by_one, "{text}");
+            let names: Vec<(&str, &[&str])> = KNOWN_RESTAURANTS
+                .iter()
+                .map(|r| (r.name, r.aliases))
+                .collect();
+            assert_eq!(
+                catalogue_spans(&said),
+                name_spans(&said, names.into_iter()),
+                "{text}"
+            );
+            assert!(
+                !one_by_one.iter().all(Option::is_none) || text.is_empty(),
+                "{text} names no restaurant: the test reads nothing"
+            );
+        }
     }
 }

@@ -64,13 +64,22 @@ fn is_separator(c: char) -> bool {
     ) || c.is_whitespace()
 }
 
+/// The words of a text as [`Utterance::new`] splits it.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(is_separator)
+        .map(|piece| piece.trim_matches([':', '-', '/', '\'']))
+        .filter(|piece| !piece.is_empty())
+}
+
+/// How many words [`Utterance::new`] makes of `text`, without making them: lowercasing
+/// maps letters to letters, so it changes no separator and the count is the same.
+pub(super) fn word_count(text: &str) -> usize {
+    words(text).count()
+}
+
 impl Utterance {
     pub(super) fn new(text: &str) -> Self {
-        let tokens = text
-            .to_lowercase()
-            .split(is_separator)
-            .map(|piece| piece.trim_matches([':', '-', '/', '\'']))
-            .filter(|piece| !piece.is_empty())
+        let tokens = words(&text.to_lowercase())
             .map(|piece| Token {
                 lower: piece.to_owned(),
                 folded: fold(piece),
@@ -356,11 +365,99 @@ impl Utterance {
     }
 }
 
+/// Phrases made ready to be found all at once, each filed under its first word: a message
+/// is then read once, word by word, however many phrases there are. Every reading of a
+/// message looks for every restaurant name, city and place, and trying each phrase at
+/// each word was most of what the offline model cost per reply.
+pub(super) struct PhraseIndex<T> {
+    /// Each phrase's words, and what it stands for.
+    phrases: Vec<(Vec<String>, T)>,
+    /// First word → the phrases starting with it, in the order they were given.
+    by_first: HashMap<String, Vec<usize>>,
+}
+
+impl<T> PhraseIndex<T> {
+    /// `phrases` are words separated by single spaces; an empty one is never found.
+    pub(super) fn new(phrases: impl IntoIterator<Item = (String, T)>) -> Self {
+        let mut index = Self {
+            phrases: Vec::new(),
+            by_first: HashMap::new(),
+        };
+        for (phrase, value) in phrases {
+            let words: Vec<String> = phrase.split(' ').map(str::to_owned).collect();
+            let Some(first) = words.first().filter(|word| !word.is_empty()).cloned() else {
+                continue;
+            };
+            index
+                .by_first
+                .entry(first)
+                .or_default()
+                .push(index.phrases.len());
+            index.phrases.push((words, value));
+        }
+        index
+    }
+
+    /// Every occurrence in `said`, compared on the folded words: (first word, how many
+    /// words, the phrase's value), by position, then in the order the phrases were given.
+    pub(super) fn folded_in<'s>(
+        &'s self,
+        said: &'s Utterance,
+    ) -> impl Iterator<Item = (usize, usize, &'s T)> + 's {
+        self.occurrences(
+            said,
+            |token| [Some(token.folded.as_str()), None],
+            |token, word| token.folded == word,
+        )
+    }
+
+    /// Every occurrence in `said`, compared on the lowercased words with an English
+    /// possessive counting as its word, as [`Utterance::count`] compares.
+    fn lower_in<'s>(
+        &'s self,
+        said: &'s Utterance,
+    ) -> impl Iterator<Item = (usize, usize, &'s T)> + 's {
+        self.occurrences(
+            said,
+            |token| [Some(token.lower.as_str()), token.possessive_of()],
+            Token::is_lower,
+        )
+    }
+
+    fn occurrences<'s>(
+        &'s self,
+        said: &'s Utterance,
+        keys: fn(&Token) -> [Option<&str>; 2],
+        same: fn(&Token, &str) -> bool,
+    ) -> impl Iterator<Item = (usize, usize, &'s T)> + 's {
+        said.tokens
+            .iter()
+            .enumerate()
+            .flat_map(move |(start, token)| {
+                // Two keys are never the same word ("mom's", "mom"): no phrase comes twice.
+                let candidates = keys(token)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|key| self.by_first.get(key))
+                    .flatten()
+                    .copied();
+                candidates.filter_map(move |id| {
+                    let (words, value) = &self.phrases[id];
+                    let rest = said.tokens.get(start + 1..start + words.len())?;
+                    rest.iter()
+                        .zip(&words[1..])
+                        .all(|(token, word)| same(token, word))
+                        .then_some((start, words.len(), value))
+                })
+            })
+    }
+}
+
 /// A `|`-separated list of phrases made ready for counting: its one-word phrases in a map
 /// (word → how often the list has it), the longer ones as they are.
 struct PhraseList {
     words: HashMap<&'static str, usize>,
-    phrases: Vec<&'static str>,
+    phrases: PhraseIndex<()>,
 }
 
 impl PhraseList {
@@ -369,12 +466,15 @@ impl PhraseList {
         let mut phrases = Vec::new();
         for phrase in alternatives(list) {
             if phrase.contains(' ') {
-                phrases.push(phrase);
+                phrases.push((phrase.to_owned(), ()));
             } else {
                 *words.entry(phrase).or_insert(0) += 1;
             }
         }
-        Self { words, phrases }
+        Self {
+            words,
+            phrases: PhraseIndex::new(phrases),
+        }
     }
 
     /// The occurrences of all the list's phrases, as [`Utterance::count`] counts each.
@@ -387,12 +487,7 @@ impl PhraseList {
                 times(&token.lower) + token.possessive_of().map_or(0, times)
             })
             .sum();
-        single
-            + self
-                .phrases
-                .iter()
-                .map(|phrase| said.count(phrase))
-                .sum::<usize>()
+        single + self.phrases.lower_in(said).count()
     }
 }
 
@@ -404,12 +499,16 @@ impl Utterance {
     }
 
     /// How many times `phrase` occurs, as [`Self::positions`] finds them, without
-    /// collecting them.
+    /// collecting them. (The readers count lists through [`PhraseList`]; this is what
+    /// its tests compare with.)
+    #[cfg(test)]
     pub(super) fn count(&self, phrase: &str) -> usize {
         self.starts(phrase, Token::is_lower).count()
     }
 
-    /// Where each occurrence of `phrase` starts, ignoring diacritics.
+    /// Where each occurrence of `phrase` starts, ignoring diacritics. (The readers find
+    /// names and places through a [`PhraseIndex`]; this is what its tests compare with.)
+    #[cfg(test)]
     pub(super) fn positions_folded(&self, phrase: &str) -> Vec<usize> {
         self.starts(phrase, |token, word| token.folded == word)
             .collect()
@@ -430,7 +529,8 @@ mod tests {
 
     #[test]
     fn a_phrase_list_counts_as_its_phrases_one_by_one() {
-        const LIST: &str = "mom|the|thời tiết|ha noi|mom|it|what's|dat ban";
+        const LIST: &str =
+            "mom|the|thời tiết|ha noi|mom|it|what's|dat ban|mom gift|mom's gift|it is|the the";
         let list = PhraseList::new(LIST);
         for text in [
             "Mom's birthday: the weather, thời tiết Hà Nội, the the",
@@ -438,12 +538,80 @@ mod tests {
             "dat ban dat ban ha noi",
             "",
             "thời",
+            "a mom's gift, mom gift, mom’s gift: it is",
+            "the the the",
         ] {
             let said = Utterance::new(text);
             let one_by_one: usize = alternatives(LIST).map(|phrase| said.count(phrase)).sum();
             assert_eq!(list.count_in(&said), one_by_one, "{text}");
         }
         assert_eq!(list.count_in(&Utterance::new("mom mom")), 4);
+    }
+
+    #[test]
+    fn a_phrase_index_finds_each_phrase_where_it_alone_is_found() {
+        const PHRASES: [&str; 9] = [
+            "ha noi",
+            "ha noi dong",
+            "ha",
+            "noi",
+            "ha noi",
+            "ho chi minh",
+            "chi",
+            "",
+            "ca phe muoi hue",
+        ];
+        let index = PhraseIndex::new(PHRASES.iter().map(|p| ((*p).to_owned(), *p)));
+        for text in [
+            "Hà Nội, Hà Nội Đông và Hồ Chí Minh",
+            "ha noi ha noi ha",
+            "Cà phê muối Huế ở Huế? cà phê muối",
+            "ho chi",
+            "",
+            "noi",
+        ] {
+            let said = Utterance::new(text);
+            let found: Vec<(usize, usize, &str)> = index
+                .folded_in(&said)
+                .map(|(at, len, p)| (at, len, *p))
+                .collect();
+            let mut one_by_one: Vec<(usize, usize, usize)> = PHRASES
+                .iter()
+                .enumerate()
+                .flat_map(|(given, phrase)| {
+                    let len = phrase.split(' ').count();
+                    said.positions_folded(phrase)
+                        .into_iter()
+                        .map(move |at| (at, given, len))
+                })
+                .collect();
+            // By position, then in the order the phrases were given.
+            one_by_one.sort_unstable();
+            let one_by_one: Vec<(usize, usize, &str)> = one_by_one
+                .into_iter()
+                .map(|(at, given, len)| (at, len, PHRASES[given]))
+                .collect();
+            assert_eq!(found, one_by_one, "{text}");
+        }
+    }
+
+    #[test]
+    fn words_are_counted_as_an_utterance_makes_them() {
+        for text in [
+            "ĐẶT BÀN ở Hà Nội: 19:00 - 4 người!",
+            "İstanbul'dan 'quoted' -/- :: ",
+            "Σ ΣΑΣ ǅ ǈ ß ﬃ",
+            "a…b“c”d‘e’f",
+            "",
+            "   \t\n",
+        ] {
+            assert_eq!(
+                word_count(text),
+                Utterance::new(text).tokens.len(),
+                "{text}"
+            );
+        }
+        assert_eq!(word_count("Thời tiết Hà Nội hôm nay thế nào?"), 8);
     }
 
     #[test]

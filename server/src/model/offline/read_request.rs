@@ -2,10 +2,11 @@
 //! find me a seafood place there." is a forecast and a search, each read from its own
 //! words, the search in the city the forecast named.
 
-use super::read::{alternatives, is_one_of, Utterance};
+use super::read::{alternatives, is_one_of, word_count, Utterance};
 use super::Offered;
 use shared::tools::ToolName;
 use std::ops::Range;
+use std::sync::LazyLock;
 
 /// What the restaurant assistant is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +71,7 @@ impl Utterance {
         let mut ranges = Vec::new();
         let mut start = 0;
         for piece in self.raw.split(ends_clause) {
-            let length = Utterance::new(piece).tokens.len();
+            let length = word_count(piece);
             if length > 0 {
                 ranges.push(start..start + length);
             }
@@ -79,11 +80,17 @@ impl Utterance {
         let connector_at = |index: usize| {
             let word = self.lower(index);
             let before = index.checked_sub(1).map(|i| self.lower(i));
-            let starts_with_connector = alternatives(CONNECTORS).any(|phrase| {
+            // Split once: this is asked at every word of every message read.
+            static CONNECTOR_WORDS: LazyLock<Vec<Vec<&str>>> = LazyLock::new(|| {
+                alternatives(CONNECTORS)
+                    .map(|phrase| phrase.split(' ').collect())
+                    .collect()
+            });
+            let starts_with_connector = CONNECTOR_WORDS.iter().any(|phrase| {
                 phrase
-                    .split(' ')
+                    .iter()
                     .enumerate()
-                    .all(|(offset, part)| self.lower(index + offset) == part)
+                    .all(|(offset, part)| self.lower(index + offset) == *part)
             });
             // "and then": split before "and", not again before "then".
             let continues = before == Some("and") && word == "then";

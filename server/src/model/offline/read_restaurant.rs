@@ -3,7 +3,29 @@
 
 use super::lexicon::CUISINES;
 use super::read::{digits, is_one_of, Lang, Utterance};
+use std::sync::LazyLock;
+
+use super::read::PhraseIndex;
 use crate::tools::city::{CITY_LEXICON, UNSERVED_PLACES};
+
+/// Every spelling of a city we serve (with its index in `CITY_LEXICON`) and of a place we
+/// have no data for (`None`), ready to be found in a message read once.
+fn places() -> &'static PhraseIndex<Option<usize>> {
+    static PLACES: LazyLock<PhraseIndex<Option<usize>>> = LazyLock::new(|| {
+        let served = CITY_LEXICON.iter().enumerate().flat_map(|(at, city)| {
+            city.spellings
+                .iter()
+                .map(move |spelling| ((*spelling).to_owned(), Some(at)))
+        });
+        let unserved = UNSERVED_PLACES.iter().flat_map(|(_, spellings)| {
+            spellings
+                .iter()
+                .map(|spelling| ((*spelling).to_owned(), None))
+        });
+        PhraseIndex::new(served.chain(unserved))
+    });
+    &PLACES
+}
 
 impl Utterance {
     pub(super) fn is_weather(&self) -> bool {
@@ -42,35 +64,27 @@ impl Utterance {
 
     /// Canonical names of the cities mentioned, in the order they are mentioned.
     pub(super) fn cities(&self) -> Vec<&'static str> {
-        let mut found: Vec<(usize, &'static str)> = CITY_LEXICON
-            .iter()
-            .filter_map(|city| {
-                city.spellings
-                    .iter()
-                    .filter_map(|spelling| self.find(spelling, |t| &t.folded))
-                    .min()
-                    .map(|position| (position, city.name))
-            })
-            .collect();
-        found.sort_by_key(|(position, _)| *position);
-        found.into_iter().map(|(_, name)| name).collect()
+        let mut found: Vec<(usize, usize)> = Vec::new();
+        for (position, _, &city) in places().folded_in(self) {
+            // Occurrences come by position: a city's first is where it is named.
+            if let Some(city) = city.filter(|city| !found.iter().any(|(_, c)| c == city)) {
+                found.push((position, city));
+            }
+        }
+        // By position, then in the lexicon's order.
+        found.sort_unstable();
+        found
+            .into_iter()
+            .filter_map(|(_, city)| CITY_LEXICON.get(city).map(|city| city.name))
+            .collect()
     }
 
     /// Where the message names a city we serve or a place we have no data for: each as
     /// (first word, how many words).
     pub(super) fn place_spans(&self) -> Vec<(usize, usize)> {
-        let served = CITY_LEXICON.iter().flat_map(|city| city.spellings.iter());
-        let unserved = UNSERVED_PLACES
-            .iter()
-            .flat_map(|(_, spellings)| spellings.iter());
-        served
-            .chain(unserved)
-            .flat_map(|spelling| {
-                let length = spelling.split(' ').count();
-                self.positions_folded(spelling)
-                    .into_iter()
-                    .map(move |start| (start, length))
-            })
+        places()
+            .folded_in(self)
+            .map(|(start, length, _)| (start, length))
             .collect()
     }
 
@@ -219,5 +233,66 @@ impl Utterance {
             "my bookings|my booking|my reservations|my reservation|list bookings|",
             "list my bookings|show my bookings|bookings i have|reservations i have",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Messages naming cities we serve and places we do not, in the ways people write them.
+    const MESSAGES: [&str; 7] = [
+        "Thời tiết Hà Nội và HCM, rồi Đà Nẵng, Hà Nội",
+        "weather in hanoi then ho chi minh city and hoi an",
+        "nha trang hay phu quoc hay da lat",
+        "Huế, hue, HUẾ",
+        "",
+        "tìm quán ở sài gòn và saigon",
+        "hn hcm hcmc dn",
+    ];
+
+    #[test]
+    fn places_read_at_once_are_where_each_spelling_alone_is() {
+        for text in MESSAGES {
+            let said = Utterance::new(text);
+            // Each city where its earliest spelling is, by position then lexicon order.
+            let mut cities: Vec<(usize, usize)> = CITY_LEXICON
+                .iter()
+                .enumerate()
+                .filter_map(|(at, city)| {
+                    city.spellings
+                        .iter()
+                        .filter_map(|s| said.positions_folded(s).first().copied())
+                        .min()
+                        .map(|position| (position, at))
+                })
+                .collect();
+            cities.sort_by_key(|(position, _)| *position);
+            let cities: Vec<&str> = cities
+                .iter()
+                .map(|(_, at)| CITY_LEXICON[*at].name)
+                .collect();
+            assert_eq!(said.cities(), cities, "{text}");
+
+            let mut spans: Vec<(usize, usize)> = CITY_LEXICON
+                .iter()
+                .flat_map(|city| city.spellings.iter())
+                .chain(UNSERVED_PLACES.iter().flat_map(|(_, s)| s.iter()))
+                .flat_map(|s| {
+                    let length = s.split(' ').count();
+                    said.positions_folded(s)
+                        .into_iter()
+                        .map(move |at| (at, length))
+                })
+                .collect();
+            let mut found = said.place_spans();
+            spans.sort_unstable();
+            found.sort_unstable();
+            assert_eq!(found, spans, "{text}");
+            assert!(
+                text.is_empty() || !spans.is_empty(),
+                "{text} names no place"
+            );
+        }
     }
 }

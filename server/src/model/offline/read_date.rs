@@ -14,7 +14,7 @@
 //! - a date without a year: its next occurrence from today on (on 31 December, "24/12" is
 //!   next year's).
 
-use super::read::{digits, is_one_of, Utterance};
+use super::read::{digits, Utterance};
 use chrono::{Datelike, Days as DayCount, NaiveDate, Weekday};
 
 /// A run of days, `first` to `last` inclusive (one day when they are equal).
@@ -115,23 +115,24 @@ fn calendar_date(token: &str, today: NaiveDate) -> Option<NaiveDate> {
     }
 }
 
+// A match, not a list of names split at every call: dates are read at every word of
+// every message.
 fn month_name(word: &str) -> Option<u32> {
-    const MONTHS: [&str; 12] = [
-        "january|jan",
-        "february|feb",
-        "march|mar",
-        "april|apr",
-        "may",
-        "june|jun",
-        "july|jul",
-        "august|aug",
-        "september|sep|sept",
-        "october|oct",
-        "november|nov",
-        "december|dec",
-    ];
-    let position = MONTHS.iter().position(|names| is_one_of(names, word))?;
-    u32::try_from(position + 1).ok()
+    Some(match word {
+        "january" | "jan" => 1,
+        "february" | "feb" => 2,
+        "march" | "mar" => 3,
+        "april" | "apr" => 4,
+        "may" => 5,
+        "june" | "jun" => 6,
+        "july" | "jul" => 7,
+        "august" | "aug" => 8,
+        "september" | "sep" | "sept" => 9,
+        "october" | "oct" => 10,
+        "november" | "nov" => 11,
+        "december" | "dec" => 12,
+        _ => return None,
+    })
 }
 
 /// A day of the month: "24", "24th", "1st".
@@ -413,6 +414,20 @@ impl Utterance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn months_are_read_by_name_and_by_abbreviation() {
+        for number in 1..=12u32 {
+            let month = chrono::Month::try_from(u8::try_from(number).unwrap()).unwrap();
+            let name = month.name().to_lowercase();
+            assert_eq!(month_name(&name), Some(number), "{name}");
+            assert_eq!(month_name(&name[..3]), Some(number), "{name}");
+        }
+        assert_eq!(month_name("sept"), Some(9));
+        for word in ["", "ma", "mayy", "tháng", "Jan", "decem"] {
+            assert_eq!(month_name(word), None, "{word}");
+        }
+    }
 
     fn day(text: &str) -> NaiveDate {
         NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap()

@@ -31,9 +31,37 @@ pub mod tools;
 
 pub use config::Config;
 
-/// Everything a request handler may need, cloned cheaply per request.
+/// Everything a request handler may need, cloned cheaply per request: axum clones the
+/// state into every extractor and middleware of a request (about fifty times per chat
+/// request), so it is one shared [`AppStateFields`]. Its fields read through it
+/// (`state.db`); changing one (tests, start-up) copies the fields first if they are
+/// shared, so a clone never sees another's change.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(std::sync::Arc<AppStateFields>);
+
+impl std::ops::Deref for AppState {
+    type Target = AppStateFields;
+
+    fn deref(&self) -> &AppStateFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for AppState {
+    fn deref_mut(&mut self) -> &mut AppStateFields {
+        std::sync::Arc::make_mut(&mut self.0)
+    }
+}
+
+impl From<AppStateFields> for AppState {
+    fn from(fields: AppStateFields) -> Self {
+        Self(std::sync::Arc::new(fields))
+    }
+}
+
+/// What [`AppState`] holds.
+#[derive(Clone)]
+pub struct AppStateFields {
     /// Site layout and address, as cargo-leptos and `cargo xtask` agree on them.
     pub leptos_options: LeptosOptions,
     /// The application database (on SQLite its one writer connection).
@@ -64,7 +92,7 @@ impl AppState {
     ) -> Result<Self, owner::KeyError> {
         let cookie_key = owner::load_key(&db).await?;
         let reads = db::readers(&db).await;
-        Ok(Self {
+        Ok(Self::from(AppStateFields {
             leptos_options,
             agent: agent::Agent {
                 db: db.clone(),
@@ -85,7 +113,7 @@ impl AppState {
             reads,
             cookie_key,
             security: security::SecuritySettings::default(),
-        })
+        }))
     }
 }
 
@@ -125,35 +153,44 @@ pub fn app(state: AppState) -> Router {
             },
             shell,
         ))
-        // Innermost: the rate limit is per owner, so it runs after the owner is known.
-        .layer(axum::middleware::from_fn_with_state(
-            security::MessageLimiter::new(state.security.rate_limit)
-                .shared_in(&state.db, state.security.rate_limit),
-            security::limit_messages,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            owner::ensure_owner,
-        ))
-        // Cross-site and oversized API requests are refused before an owner is issued.
-        .layer(axum::middleware::from_fn_with_state(
-            security::ApiGuard::new(&state.security),
-            security::guard_api,
-        ))
-        // Whatever answers under /api/ (the fallback's 404 page, a 405, an extractor's
-        // text) reaches the client as JSON.
-        .layer(axum::middleware::from_fn(api::json_answers))
-        .layer(axum::middleware::from_fn(security::headers))
-        // One span per request, named by its route (`/api/chat/{id}/stream`, never the
-        // ids in the path).
+        // One layer around every route, not one `Router::layer` per middleware: axum boxes
+        // a route again at each `Router::layer`, and every middleware clones the rest of
+        // the route for each request, so six layers were some forty boxed clones per
+        // request. Listed outermost first.
         .layer(
-            TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
-                let route = request
-                    .extensions()
-                    .get::<axum::extract::MatchedPath>()
-                    .map_or("(unmatched)", axum::extract::MatchedPath::as_str);
-                tracing::info_span!("request", method = %request.method(), route)
-            }),
+            tower::ServiceBuilder::new()
+                // One span per request, named by its route (`/api/chat/{id}/stream`, never
+                // the ids in the path).
+                .layer(TraceLayer::new_for_http().make_span_with(
+                    |request: &axum::http::Request<_>| {
+                        let route = request
+                            .extensions()
+                            .get::<axum::extract::MatchedPath>()
+                            .map_or("(unmatched)", axum::extract::MatchedPath::as_str);
+                        tracing::info_span!("request", method = %request.method(), route)
+                    },
+                ))
+                .layer(axum::middleware::from_fn(security::headers))
+                // Whatever answers under /api/ (the fallback's 404 page, a 405, an
+                // extractor's text) reaches the client as JSON.
+                .layer(axum::middleware::from_fn(api::json_answers))
+                // Cross-site and oversized API requests are refused before an owner is
+                // issued.
+                .layer(axum::middleware::from_fn_with_state(
+                    security::ApiGuard::new(&state.security),
+                    security::guard_api,
+                ))
+                .layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    owner::ensure_owner,
+                ))
+                // Innermost: the rate limit is per owner, so it runs after the owner is
+                // known.
+                .layer(axum::middleware::from_fn_with_state(
+                    security::MessageLimiter::new(state.security.rate_limit)
+                        .shared_in(&state.db, state.security.rate_limit),
+                    security::limit_messages,
+                )),
         )
         .with_state(state)
 }

@@ -32,8 +32,8 @@ pub mod tools;
 pub use config::Config;
 
 /// Everything a request handler may need, cloned cheaply per request: axum clones the
-/// state into every extractor and middleware of a request (about fifty times per chat
-/// request), so it is one shared [`AppStateFields`]. Its fields read through it
+/// state into every extractor and middleware of every request, so it is one shared
+/// [`AppStateFields`]. Its fields read through it
 /// (`state.db`); changing one (tests, start-up) copies the fields first if they are
 /// shared, so a clone never sees another's change.
 #[derive(Clone)]

@@ -148,47 +148,58 @@ pub(super) fn mention(
         .max_by_key(|(start, length)| (*length, usize::MAX - start))
 }
 
-/// The spellings of a catalogue restaurant, worked out once: every reading of a message
-/// looks for every restaurant, and splitting and folding their names each time was a
-/// tenth of a reply's CPU. `None` for a name (or aliases) not in the catalogue.
-fn known_spellings(name: &str, aliases: &[&str]) -> Option<&'static [String]> {
-    static KNOWN: LazyLock<HashMap<&'static str, (usize, Vec<String>)>> = LazyLock::new(|| {
-        KNOWN_RESTAURANTS
+/// The catalogue's spellings, worked out once: every reading of a message looks for every
+/// restaurant, and splitting and folding their names each time was a tenth of a reply's
+/// CPU.
+struct Spellings {
+    /// Each restaurant's spellings, in catalogue order.
+    of: Vec<Vec<String>>,
+    /// A restaurant's place in the catalogue by its name.
+    by_name: HashMap<&'static str, usize>,
+    /// Every spelling, to find them all in one reading of a message.
+    index: PhraseIndex<usize>,
+}
+
+fn catalogue() -> &'static Spellings {
+    static SPELLINGS: LazyLock<Spellings> = LazyLock::new(|| {
+        let of: Vec<Vec<String>> = KNOWN_RESTAURANTS
+            .iter()
+            .map(|restaurant| spellings(restaurant.name, restaurant.aliases))
+            .collect();
+        let index = PhraseIndex::new(of.iter().enumerate().flat_map(|(at, spellings)| {
+            spellings.iter().map(move |spelling| (spelling.clone(), at))
+        }));
+        let by_name = KNOWN_RESTAURANTS
             .iter()
             .enumerate()
-            .map(|(at, restaurant)| {
-                let spellings = spellings(restaurant.name, restaurant.aliases);
-                (restaurant.name, (at, spellings))
-            })
-            .collect()
+            .map(|(at, restaurant)| (restaurant.name, at))
+            .collect();
+        Spellings { of, by_name, index }
     });
-    KNOWN
-        .get(name)
-        .filter(|(at, _)| KNOWN_RESTAURANTS[*at].aliases == aliases)
-        .map(|(_, spellings)| spellings.as_slice())
+    &SPELLINGS
+}
+
+/// The spellings of a catalogue restaurant; `None` for a name (or aliases) not in the
+/// catalogue.
+fn known_spellings(name: &str, aliases: &[&str]) -> Option<&'static [String]> {
+    let catalogue = catalogue();
+    let at = *catalogue.by_name.get(name)?;
+    let known = KNOWN_RESTAURANTS.get(at)?;
+    (known.aliases == aliases)
+        .then(|| catalogue.of.get(at).map(Vec::as_slice))
+        .flatten()
 }
 
 /// Where a message names each catalogue restaurant ([`mention`]'s answer for each, in
 /// catalogue order), the message read once for all of them.
 fn catalogue_mentions(utterance: &Utterance) -> Vec<Option<(usize, usize)>> {
-    static SPELLINGS: LazyLock<PhraseIndex<usize>> = LazyLock::new(|| {
-        PhraseIndex::new(
-            KNOWN_RESTAURANTS
-                .iter()
-                .enumerate()
-                .flat_map(|(at, restaurant)| {
-                    spellings(restaurant.name, restaurant.aliases)
-                        .into_iter()
-                        .map(move |spelling| (spelling, at))
-                }),
-        )
-    });
     let mut mentions = vec![None; KNOWN_RESTAURANTS.len()];
-    for (start, length, &at) in SPELLINGS.folded_in(utterance) {
+    for (start, length, &at) in catalogue().index.folded_in(utterance) {
         // The longest spelling wins, then the earliest: occurrences come by position.
-        let best: &mut Option<(usize, usize)> = &mut mentions[at];
-        if best.is_none_or(|(_, best_length)| length > best_length) {
-            *best = Some((start, length));
+        if let Some(best) = mentions.get_mut(at) {
+            if best.is_none_or(|(_, best_length)| length > best_length) {
+                *best = Some((start, length));
+            }
         }
     }
     mentions

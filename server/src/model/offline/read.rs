@@ -453,41 +453,19 @@ impl<T> PhraseIndex<T> {
     }
 }
 
-/// A `|`-separated list of phrases made ready for counting: its one-word phrases in a map
-/// (word → how often the list has it), the longer ones as they are.
-struct PhraseList {
-    words: HashMap<&'static str, usize>,
-    phrases: PhraseIndex<()>,
-}
+/// A `|`-separated list of phrases made ready for counting (a word is a phrase of one).
+struct PhraseList(PhraseIndex<()>);
 
 impl PhraseList {
     fn new(list: &'static str) -> Self {
-        let mut words = HashMap::new();
-        let mut phrases = Vec::new();
-        for phrase in alternatives(list) {
-            if phrase.contains(' ') {
-                phrases.push((phrase.to_owned(), ()));
-            } else {
-                *words.entry(phrase).or_insert(0) += 1;
-            }
-        }
-        Self {
-            words,
-            phrases: PhraseIndex::new(phrases),
-        }
+        Self(PhraseIndex::new(
+            alternatives(list).map(|phrase| (phrase.to_owned(), ())),
+        ))
     }
 
     /// The occurrences of all the list's phrases, as [`Utterance::count`] counts each.
     fn count_in(&self, said: &Utterance) -> usize {
-        let single: usize = said
-            .tokens
-            .iter()
-            .map(|token| {
-                let times = |word: &str| self.words.get(word).copied().unwrap_or(0);
-                times(&token.lower) + token.possessive_of().map_or(0, times)
-            })
-            .sum();
-        single + self.phrases.lower_in(said).count()
+        self.0.lower_in(said).count()
     }
 }
 

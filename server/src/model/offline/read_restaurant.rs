@@ -2,11 +2,9 @@
 //! and cuisine named, the party size, and the person's own bookings.
 
 use super::lexicon::CUISINES;
-use super::read::{digits, is_one_of, Lang, Utterance};
-use std::sync::LazyLock;
-
-use super::read::PhraseIndex;
+use super::read::{digits, is_one_of, Lang, PhraseIndex, Utterance};
 use crate::tools::city::{CITY_LEXICON, UNSERVED_PLACES};
+use std::sync::LazyLock;
 
 /// Every spelling of a city we serve (with its index in `CITY_LEXICON`) and of a place we
 /// have no data for (`None`), ready to be found in a message read once.
@@ -64,18 +62,17 @@ impl Utterance {
 
     /// Canonical names of the cities mentioned, in the order they are mentioned.
     pub(super) fn cities(&self) -> Vec<&'static str> {
-        let mut found: Vec<(usize, usize)> = Vec::new();
-        for (position, _, &city) in places().folded_in(self) {
-            // Occurrences come by position: a city's first is where it is named.
-            if let Some(city) = city.filter(|city| !found.iter().any(|(_, c)| c == city)) {
-                found.push((position, city));
+        // Occurrences come by position, then in the lexicon's order: a city's first is
+        // where it is named.
+        let mut found: Vec<usize> = Vec::new();
+        for (_, _, city) in places().folded_in(self) {
+            if let Some(city) = city.filter(|city| !found.contains(city)) {
+                found.push(city);
             }
         }
-        // By position, then in the lexicon's order.
-        found.sort_unstable();
         found
             .into_iter()
-            .filter_map(|(_, city)| CITY_LEXICON.get(city).map(|city| city.name))
+            .filter_map(|city| CITY_LEXICON.get(city).map(|city| city.name))
             .collect()
     }
 

@@ -93,10 +93,26 @@ impl From<ReserveError> for ApiError {
 /// of the same turn) before it is refused with `RUN_IN_PROGRESS`.
 const DECISION_WAIT: Duration = Duration::from_secs(120);
 
+/// How long a new run's response waits for the run's first events, to send them with its
+/// head ([`frames::Frames::prime`]). A run writes its `start` at once; this only bounds a
+/// run held up before that (its end waiting to be stored, on a busy database).
+const FIRST_FRAME_WAIT: Duration = Duration::from_millis(50);
+
+/// A run just started, as a UI Message Stream response whose head leaves with the run's
+/// first events.
+async fn run_sse(run: &Arc<runs::ActiveRun>) -> Response {
+    let mut frames = frames::Frames::new(run.subscribe(0));
+    frames.prime(FIRST_FRAME_WAIT).await;
+    sse_response(frames, run.id())
+}
+
 /// A run's events as a UI Message Stream response: each event arrives serialised once (by
 /// the run's log) and is only framed ([`frames::Frames`]).
 fn sse(events: runs::EventStream, run_id: &str) -> Response {
-    let frames = frames::Frames::new(events);
+    sse_response(frames::Frames::new(events), run_id)
+}
+
+fn sse_response(frames: frames::Frames, run_id: &str) -> Response {
     let mut response = Response::new(Body::from_stream(frames));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -306,7 +322,7 @@ async fn say(
             .await;
     });
     // From the first event, like every later reader of this run.
-    Ok(sse(run.subscribe(0), run.id()))
+    Ok(run_sse(&run).await)
 }
 /// A new message closes every open confirmation: the person moved on. It is not a "no"
 /// (nobody declined), so the call ends `MOVED_ON`, which the page shows as what happened

@@ -117,9 +117,14 @@ const SQLITE_READERS: u32 = 4;
 /// each checkpoint syncs the file, and a busy writer reached one every few hundred
 /// replies. (A larger page cache was tried and cost more than it saved: SQLite walks the
 /// whole cache at the end of every write transaction.)
+///
+/// Temporary storage stays in memory: every statement of the storer's script calls
+/// functions (`json_extract`), so SQLite keeps a statement journal for it, and one past
+/// 64 KiB (a busy tick) went to a new file in `/var/tmp`, created, written and deleted
+/// within the transaction: several system calls per reply for a file nobody reads.
 const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
                               PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; \
-                              PRAGMA wal_autocheckpoint = 8000;";
+                              PRAGMA wal_autocheckpoint = 8000; PRAGMA temp_store = MEMORY;";
 
 async fn open_sqlite(url: &str, mut options: AnyConnectOptions) -> Result<Pool, DbError> {
     let backend = Backend::Sqlite;
@@ -206,8 +211,8 @@ pub async fn readers(pool: &Pool) -> Pool {
 
 /// Readers' settings: the writer's, and `query_only`, so a write sent to a reader by
 /// mistake fails at once instead of competing for the file lock.
-const SQLITE_READER_PRAGMAS: &str =
-    "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA query_only = ON;";
+const SQLITE_READER_PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; \
+                                     PRAGMA query_only = ON; PRAGMA temp_store = MEMORY;";
 
 /// The backend `pool` talks to.
 pub fn backend(pool: &Pool) -> Backend {
@@ -405,6 +410,17 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(sync, 1, "NORMAL");
+        let temp: i64 = sqlx::query_scalar("PRAGMA temp_store")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(temp, 2, "MEMORY");
+        let reads = readers(&pool).await;
+        let temp: i64 = sqlx::query_scalar("PRAGMA temp_store")
+            .fetch_one(&reads)
+            .await
+            .unwrap();
+        assert_eq!(temp, 2, "MEMORY, on a reader");
     }
 
     /// A script that fails half-way leaves nothing of its first statements and the

@@ -321,6 +321,12 @@ impl ActiveRun {
 
     /// The run's events after number `after` (0: all, from its `start`), then its new ones
     /// as they come, until the run is over.
+    ///
+    /// Once the agent is done, what it wrote last (its `finish`) is held until the run's
+    /// end is stored, then given with the end: a client is never told a reply finished
+    /// that the server could still lose, and the last events, `[DONE]` and the body's end
+    /// leave in one write instead of two (a weather reply that ends before its response
+    /// is sent is then one write in all, with [`sse`](crate::api)'s first frame).
     pub fn subscribe(self: &Arc<Self>, after: u64) -> EventStream {
         let run = Arc::clone(self);
         Box::pin(async_stream::stream! {
@@ -332,8 +338,13 @@ impl ActiveRun {
                 grown.borrow_and_update();
                 let (new, closed) = {
                     let log = lock(&run.log);
-                    let start = next.min(log.events.len());
-                    (log.events[start..].to_vec(), log.closed)
+                    if !log.closed && run.ending.load(Ordering::Acquire) {
+                        // `close` changes `grown` once the end is stored (or given up on).
+                        (Vec::new(), false)
+                    } else {
+                        let start = next.min(log.events.len());
+                        (log.events[start..].to_vec(), log.closed)
+                    }
                 };
                 next += new.len();
                 for data in new {

@@ -162,7 +162,7 @@ pub(super) async fn decide_all(
     let run = reservation.start(move |tx, cancel, last| async move {
         agent.resume(taken, tx, cancel, Some(last)).await;
     });
-    Ok(sse(run.subscribe(0), run.id()))
+    Ok(run_sse(&run).await)
 }
 
 /// The last reply written again, as a new run: the replies after the person's last
@@ -245,7 +245,7 @@ pub(super) async fn regenerate(
             )
             .await;
     });
-    Ok(sse(run.subscribe(0), run.id()))
+    Ok(run_sse(&run).await)
 }
 
 /// A refused edit or reopened call, as the page reads it: `422 VALIDATION_ERROR` with the

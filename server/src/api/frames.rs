@@ -12,10 +12,11 @@ use std::{
     convert::Infallible,
     pin::Pin,
     task::{Context, Poll},
+    time::Duration,
 };
 
 use bytes::Bytes;
-use futures::Stream;
+use futures::{Stream, StreamExt};
 
 use crate::{metrics::OpenStream, runs::EventStream};
 
@@ -27,6 +28,8 @@ pub(super) struct Frames {
     events: EventStream,
     /// Counted open for as long as the body lives, to its end or until the client left.
     open: Option<OpenStream>,
+    /// A frame read before the body was handed over ([`Frames::prime`]), given first.
+    first: Option<Bytes>,
 }
 
 impl Frames {
@@ -34,6 +37,19 @@ impl Frames {
         Self {
             events,
             open: Some(OpenStream::new()),
+            first: None,
+        }
+    }
+
+    /// Waits up to `wait` for the first events, so that they leave in the same write as
+    /// the response's head: hyper writes the head alone, a write and a TCP segment more
+    /// per reply, when the body has nothing ready at its first poll, which is always the
+    /// case for a run spawned a moment before. Nothing waits longer than it would have:
+    /// a frame that is ready is sent with the head at once, and after `wait` the head
+    /// goes alone.
+    pub(super) async fn prime(&mut self, wait: Duration) {
+        if let Ok(Some(Ok(frame))) = tokio::time::timeout(wait, self.next()).await {
+            self.first = Some(frame);
         }
     }
 }
@@ -50,6 +66,9 @@ impl Stream for Frames {
     type Item = Result<Bytes, Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(frame) = self.first.take() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
         if self.open.is_none() {
             return Poll::Ready(None);
         }
@@ -129,5 +148,43 @@ mod tests {
             Some(Bytes::from("data: 2\n\ndata: [DONE]\n\n"))
         );
         assert!(frames.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_primed_body_gives_its_first_frame_first_and_the_rest_after() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Arc<str>>();
+        let events: EventStream =
+            Box::pin(tokio_stream::wrappers::UnboundedReceiverStream::new(rx));
+        let mut frames = Frames::new(events);
+        // Nothing comes in time: the head would leave alone, and nothing is lost.
+        frames.prime(Duration::from_millis(10)).await;
+        assert!(frames.first.is_none());
+        tx.send(Arc::from("1")).ok();
+        tx.send(Arc::from("2")).ok();
+        // Sent while the response waits: both are the first frame.
+        let sender = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            tx.send(Arc::from("3")).ok();
+        });
+        frames.prime(Duration::from_secs(5)).await;
+        assert_eq!(frames.first, Some(Bytes::from("data: 1\n\ndata: 2\n\n")));
+        assert_eq!(
+            frames.next().await.and_then(Result::ok),
+            Some(Bytes::from("data: 1\n\ndata: 2\n\n"))
+        );
+        sender.await.unwrap();
+        assert_eq!(
+            frames.next().await.and_then(Result::ok),
+            Some(Bytes::from("data: 3\n\ndata: [DONE]\n\n"))
+        );
+        assert!(frames.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_run_over_before_its_response_is_one_frame_with_its_end() {
+        let mut frames = Frames::new(events(&["{}"]));
+        frames.prime(Duration::from_secs(5)).await;
+        let all: Vec<Bytes> = frames.map(|f| f.unwrap_or_default()).collect().await;
+        assert_eq!(all, vec![Bytes::from("data: {}\n\ndata: [DONE]\n\n")]);
     }
 }

@@ -245,6 +245,30 @@ async fn subscribers_get_every_event_once_in_order_even_when_they_fall_behind() 
     assert_eq!(numbers(&after_end), vec![total - 2, total - 1]);
 }
 
+/// Once the agent is done, its last events wait for the stored end and leave with it:
+/// a client never reads `finish` of a reply the server could still lose.
+#[tokio::test]
+async fn the_last_events_wait_for_the_run_to_be_stored_over() {
+    let run = Arc::new(ActiveRun::new("conv", "owner"));
+    run.push(&delta(0));
+    let mut stream = run.subscribe(0);
+    assert_eq!(numbers(&[stream.next().await.unwrap()]), vec![0]);
+    run.push(&delta(1));
+    run.push(&delta(2));
+    run.ending.store(true, Ordering::Release);
+    let early = tokio::time::timeout(Duration::from_millis(50), stream.next()).await;
+    assert!(early.is_err(), "an event left before the end was stored");
+    // A subscriber that comes now waits the same way.
+    let mut late = run.subscribe(0);
+    let early = tokio::time::timeout(Duration::from_millis(20), late.next()).await;
+    assert!(early.is_err(), "an event left before the end was stored");
+    run.close();
+    let rest: Vec<Arc<str>> = stream.collect().await;
+    assert_eq!(numbers(&rest), vec![1, 2]);
+    let late: Vec<Arc<str>> = late.collect().await;
+    assert_eq!(numbers(&late), vec![0, 1, 2]);
+}
+
 #[tokio::test]
 async fn live_events_follow_the_snapshot_without_a_gap() {
     let run = Arc::new(ActiveRun::new("conv", "owner"));

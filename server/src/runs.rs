@@ -85,6 +85,10 @@ const TURN_STORE_WAIT: Duration = Duration::from_secs(30);
 const FINAL_STORE_WAIT: Duration = Duration::from_secs(10);
 /// How long the rows of a finished (or dead) run are kept, so slow followers can finish.
 const KEEP_FINISHED: Duration = Duration::from_secs(600);
+/// The events of runs finished before `$1`, then ([`PURGE_RUNS_SQL`]) their rows.
+const PURGE_EVENTS_SQL: &str = "DELETE FROM run_event_batches WHERE run_id IN \
+     (SELECT run_id FROM runs WHERE updated_at < $1 AND status = 'done')";
+const PURGE_RUNS_SQL: &str = "DELETE FROM runs WHERE updated_at < $1 AND status = 'done'";
 /// How often old rows are deleted, at most.
 const PURGE_EVERY: Duration = Duration::from_secs(60);
 /// How long runs stopped by a shutdown have to store their end before they are closed
@@ -550,17 +554,11 @@ impl Runs {
             let result = async {
                 // Only runs that are over: a dead one still "running" is closed first (its
                 // reply finished as interrupted) by the sweeper.
-                sqlx::query(
-                    "DELETE FROM run_event_batches WHERE run_id IN \
-                     (SELECT run_id FROM runs WHERE updated_at < $1 AND status = 'done')",
-                )
-                .bind(&before)
-                .execute(&db)
-                .await?;
-                sqlx::query("DELETE FROM runs WHERE updated_at < $1 AND status = 'done'")
+                sqlx::query(PURGE_EVENTS_SQL)
                     .bind(&before)
                     .execute(&db)
-                    .await
+                    .await?;
+                sqlx::query(PURGE_RUNS_SQL).bind(&before).execute(&db).await
             }
             .await;
             if let Err(error) = result {

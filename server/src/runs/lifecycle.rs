@@ -4,6 +4,10 @@
 
 use super::*;
 
+/// Runs still `running` whose heartbeat is `$1` or older, oldest first.
+pub(super) const DEAD_RUNS_SQL: &str = "SELECT run_id FROM runs WHERE status = 'running' \
+     AND updated_at <= $1 ORDER BY updated_at LIMIT 100";
+
 impl Runs {
     /// Starts (once) the task that closes runs whose process died, wherever they ran:
     /// every third of the stale limit it looks for `running` rows whose heartbeat is
@@ -17,13 +21,10 @@ impl Runs {
     /// Closes every dead run found now; how many this process closed.
     pub async fn close_dead(&self) -> Result<usize, CloseError> {
         let fresh = self.inner.fresh_since();
-        let dead: Vec<(String,)> = sqlx::query_as(
-            "SELECT run_id FROM runs WHERE status = 'running' AND updated_at <= $1 \
-             ORDER BY updated_at LIMIT 100",
-        )
-        .bind(&fresh)
-        .fetch_all(&self.inner.reads)
-        .await?;
+        let dead: Vec<(String,)> = sqlx::query_as(DEAD_RUNS_SQL)
+            .bind(&fresh)
+            .fetch_all(&self.inner.reads)
+            .await?;
         let mut closed = 0;
         for (id,) in dead {
             if close_interrupted(&self.inner.db, &id, Some(&fresh)).await? {

@@ -143,6 +143,10 @@ async fn drive(runs: Runs, run: Arc<ActiveRun>, work: impl Future<Output = ()>) 
     runs.release(&run);
 }
 
+/// Live runs of processes other than `$1` (heartbeat after `$2`), counted by owner.
+pub(super) const RUNNING_ELSEWHERE_SQL: &str = "SELECT owner_id, COUNT(*) FROM runs \
+     WHERE status = 'running' AND node <> $1 AND updated_at > $2 GROUP BY owner_id";
+
 impl Runs {
     /// How many runs `owner_id` has going on other processes (0 when the database cannot
     /// say: this process's own count still holds). Counted for every owner at once and
@@ -157,14 +161,11 @@ impl Runs {
                 }
             }
         }
-        let counted: Result<Vec<(String, i64)>, _> = sqlx::query_as(
-            "SELECT owner_id, COUNT(*) FROM runs WHERE status = 'running' \
-             AND node <> $1 AND updated_at > $2 GROUP BY owner_id",
-        )
-        .bind(&self.inner.node)
-        .bind(self.inner.fresh_since())
-        .fetch_all(&self.inner.reads)
-        .await;
+        let counted: Result<Vec<(String, i64)>, _> = sqlx::query_as(RUNNING_ELSEWHERE_SQL)
+            .bind(&self.inner.node)
+            .bind(self.inner.fresh_since())
+            .fetch_all(&self.inner.reads)
+            .await;
         match counted {
             Ok(rows) => {
                 let counts: HashMap<String, usize> = rows

@@ -323,13 +323,15 @@ pub(super) fn join_lines(events: &[Arc<str>]) -> String {
     text
 }
 
+/// The runs of `node` another process asked to stop (`$1`: the node).
+pub(super) const STOP_REQUESTS_SQL: &str =
+    "SELECT run_id FROM runs WHERE node = $1 AND status = 'running' AND stop_requested <> 0";
+
 /// The runs of `node` another process asked to stop.
 async fn stop_requests(db: &Pool, node: &str) -> Result<Vec<String>, sqlx::Error> {
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT run_id FROM runs WHERE node = $1 AND status = 'running' AND stop_requested <> 0",
-    )
-    .bind(node)
-    .fetch_all(db)
-    .await?;
+    let rows: Vec<(String,)> = sqlx::query_as(STOP_REQUESTS_SQL)
+        .bind(node)
+        .fetch_all(db)
+        .await?;
     Ok(rows.into_iter().map(|(id,)| id).collect())
 }

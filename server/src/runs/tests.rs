@@ -338,3 +338,48 @@ async fn one_run_per_conversation_and_a_bounded_number_per_owner() {
     drop(second);
     assert!(runs.has_room("o").await.is_ok());
 }
+
+/// What is asked of `runs` about running or finished runs is read from an index of those
+/// runs only: on a busy server nearly every row is a run finished in the last ten
+/// minutes, and the count of replies running elsewhere (every 100 ms while replies start)
+/// and the search for dead runs walked them all.
+#[tokio::test]
+async fn reads_by_status_use_an_index_of_those_runs_only() {
+    let (pool, _db) = crate::db::test_pool().await;
+    // Indexes whose rows are those of one status (partial indexes).
+    let running: &[&str] = &["runs_running", "runs_one_running"];
+    let done: &[&str] = &["runs_done"];
+    for (sql, indexes, params) in [
+        (storer::STOP_REQUESTS_SQL, running, 1),
+        (lifecycle::DEAD_RUNS_SQL, running, 1),
+        (reserve::RUNNING_ELSEWHERE_SQL, running, 2),
+        (PURGE_EVENTS_SQL, done, 1),
+        (PURGE_RUNS_SQL, done, 1),
+    ] {
+        let explain = format!("EXPLAIN QUERY PLAN {sql}");
+        let mut query =
+            sqlx::query_as::<_, (i64, i64, i64, String)>(sqlx::AssertSqlSafe(explain.as_str()));
+        for _ in 0..params {
+            query = query.bind("2026-12-03T00:00:00.000Z");
+        }
+        let plan = query.fetch_all(&pool).await.unwrap();
+        let steps: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
+        // Each read of `runs` names one of them: "… USING [COVERING] INDEX name …".
+        let reads_runs: Vec<&str> = steps
+            .iter()
+            .copied()
+            .filter(|step| step.starts_with("SCAN runs") || step.starts_with("SEARCH runs"))
+            .collect();
+        let by_status = |step: &str| {
+            let words: Vec<&str> = step.split_whitespace().collect();
+            words
+                .windows(2)
+                .any(|pair| pair[0] == "INDEX" && indexes.contains(&pair[1]))
+        };
+        assert!(!reads_runs.is_empty(), "{sql}: {steps:?}");
+        assert!(
+            reads_runs.iter().all(|step| by_status(step)),
+            "{sql}: {steps:?}"
+        );
+    }
+}

@@ -102,6 +102,14 @@ mod tests {
         Box::pin(stream::iter(items))
     }
 
+    /// Frames of events that arrive when the test sends them, as a run's do.
+    fn live() -> (tokio::sync::mpsc::UnboundedSender<Arc<str>>, Frames) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Arc<str>>();
+        let events: EventStream =
+            Box::pin(tokio_stream::wrappers::UnboundedReceiverStream::new(rx));
+        (tx, Frames::new(events))
+    }
+
     #[tokio::test]
     async fn ready_events_share_a_frame_and_the_body_ends_with_done() {
         let frames: Vec<Bytes> = Frames::new(events(&[r#"{"a":1}"#, r#"{"b":2}"#]))
@@ -132,10 +140,7 @@ mod tests {
 
     #[tokio::test]
     async fn waiting_events_leave_as_they_come() {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Arc<str>>();
-        let events: EventStream =
-            Box::pin(tokio_stream::wrappers::UnboundedReceiverStream::new(rx));
-        let mut frames = Frames::new(events);
+        let (tx, mut frames) = live();
         tx.send(Arc::from("1")).ok();
         assert_eq!(
             frames.next().await.and_then(Result::ok),
@@ -152,10 +157,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_primed_body_gives_its_first_frame_first_and_the_rest_after() {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Arc<str>>();
-        let events: EventStream =
-            Box::pin(tokio_stream::wrappers::UnboundedReceiverStream::new(rx));
-        let mut frames = Frames::new(events);
+        let (tx, mut frames) = live();
         // Nothing comes in time: the head would leave alone, and nothing is lost.
         frames.prime(Duration::from_millis(10)).await;
         assert!(frames.first.is_none());

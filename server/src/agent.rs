@@ -510,9 +510,10 @@ impl<'a> Run<'a> {
             tool_errors += errors;
             self.emit(AgentEvent::FinishStep);
             // A step that asks for approval is saved before the run goes on: the stored
-            // message must show the form of every pending call. Any other step is chat
-            // text, stored with the run's next batch of events.
-            if pending > 0 {
+            // message must show the form of every pending call (with the run registry,
+            // each call's commit stored the message showing its form already). Any other
+            // step is chat text, stored with the run's next batch of events.
+            if pending > 0 && self.last.is_none() {
                 Box::pin(self.save()).await;
             } else {
                 self.save_later().await;

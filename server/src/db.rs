@@ -310,6 +310,14 @@ pub async fn run_script(
             Err(error) => {
                 // Nothing to roll back when BEGIN itself failed: that error is ignored.
                 let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+                // A script that syncs its commit (`synchronous = FULL` first) and failed
+                // before setting it back leaves the writer as [`Durable`] does.
+                if let Err(error) = sqlx::query("PRAGMA synchronous = NORMAL")
+                    .execute(&mut *conn)
+                    .await
+                {
+                    tracing::warn!(%error, "cannot set the writer back to synchronous = NORMAL");
+                }
                 Err(error)
             }
         }

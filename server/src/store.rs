@@ -610,6 +610,11 @@ impl MessageSave {
 #[derive(Debug, Clone, Default)]
 pub struct LastSave {
     slot: std::sync::Arc<std::sync::Mutex<Option<MessageSave>>>,
+    /// A call waiting for approval, with the message that shows its form, for the
+    /// registry's writer to store durably in its next commit ([`LastSave::store_pending`]).
+    pending: std::sync::Arc<std::sync::Mutex<Option<(DurablePending, PendingWaiter)>>>,
+    /// The registry's writer, woken for a pending call (unset: it finds it at its next tick).
+    wake: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<tokio::sync::Notify>>>,
     /// Set when the run is stopped because its server shuts down, not by the person: the
     /// run then ends [`shared::message::RunStatus::Interrupted`].
     interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -650,13 +655,82 @@ impl LastSave {
         self.slot().take()
     }
 
-    /// Takes the message out if it is still the one holding `run_seq` events (it was
-    /// stored); a newer one set meanwhile stays for the next write.
+    /// Takes the message out if it holds no more than `run_seq` events: a copy at least
+    /// that new was stored. A newer one set meanwhile stays for the next write.
     pub fn take_if_seq(&self, run_seq: i64) {
         let mut slot = self.slot();
-        if slot.as_ref().is_some_and(|save| save.run_seq == run_seq) {
+        if slot.as_ref().is_some_and(|save| save.run_seq <= run_seq) {
             slot.take();
         }
+    }
+
+    /// Names the writer to wake when a pending call is left here.
+    pub fn wake_with(&self, wake: std::sync::Arc<tokio::sync::Notify>) {
+        let _ = self.wake.set(wake);
+    }
+
+    /// Stores `call` and `save` (the message showing the call's confirmation form) in one
+    /// durable commit of the registry's writer, shared with every reply being stored at
+    /// that moment, instead of a commit of their own on the writer connection: the form
+    /// may be streamed once this returns `Ok`. Nothing is stored when it fails.
+    pub async fn store_pending(
+        &self,
+        call: PendingCall,
+        created_at: DateTime<Utc>,
+        save: MessageSave,
+    ) -> Result<(), StoreError> {
+        let (done, stored) = tokio::sync::oneshot::channel();
+        let request = DurablePending {
+            call,
+            created_at: timestamp(created_at),
+            save,
+        };
+        *lock_pending(&self.pending) = Some((request, done));
+        if let Some(wake) = self.wake.get() {
+            wake.notify_one();
+        }
+        match tokio::time::timeout(PENDING_STORE_WAIT, stored).await {
+            Ok(Ok(result)) => result.map_err(StoreError::from),
+            // The writer went away with the request (its task ended abnormally).
+            Ok(Err(_)) => Err(StoreError::Db(sqlx::Error::WorkerCrashed)),
+            Err(_) => {
+                // Taken back so it is not stored once the form was reported as failed; the
+                // writer may hold it already, and then commits a call the person never
+                // saw, which expires like any undecided call.
+                lock_pending(&self.pending).take();
+                Err(StoreError::Db(sqlx::Error::PoolTimedOut))
+            }
+        }
+    }
+
+    /// The pending call left for the writer, taken out.
+    pub fn take_pending(&self) -> Option<(DurablePending, PendingWaiter)> {
+        lock_pending(&self.pending).take()
+    }
+}
+
+/// How long a run waits for its pending call's commit before reporting the call as failed.
+const PENDING_STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Told once a [`DurablePending`] is committed, or why it was not.
+pub type PendingWaiter = tokio::sync::oneshot::Sender<Result<(), sqlx::Error>>;
+
+/// A call waiting for approval and the message showing its form, stored together.
+#[derive(Debug)]
+pub struct DurablePending {
+    /// The call.
+    pub call: PendingCall,
+    /// When it was proposed, as stored.
+    pub created_at: String,
+    /// The message as it shows the call's form.
+    pub save: MessageSave,
+}
+
+fn lock_pending<T>(slot: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Plain data: a panic elsewhere while holding the lock leaves it usable.
+    match slot.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
     }
 }
 

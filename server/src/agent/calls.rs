@@ -116,7 +116,12 @@ impl Run<'_> {
                 tool_name: tool.as_str().to_owned(),
                 input: input.to_json().to_string(),
             };
-            if let Err(error) = store::insert_pending(&self.agent.db, &stored, now).await {
+            let request = AgentEvent::ToolApprovalRequest {
+                approval_id: call.id.clone(),
+                tool_call_id: call.id.clone(),
+                preview,
+            };
+            if let Err(error) = Box::pin(self.store_pending(stored, &request, now)).await {
                 errors += 1;
                 self.output_error(&call.id, tool, ExecError::Internal(error.to_string()));
                 continue;
@@ -124,11 +129,7 @@ impl Run<'_> {
             pending += 1;
             crate::metrics::tool_call(tool.as_str(), Outcome::AwaitingApproval, None);
             tracing::info!(%tool, call = %call.id, "call waits for the person's decision");
-            self.emit(AgentEvent::ToolApprovalRequest {
-                approval_id: call.id.clone(),
-                tool_call_id: call.id,
-                preview,
-            });
+            self.emit(request);
         }
 
         // Read-only calls of one turn run concurrently; each result is matched by call id.
@@ -177,6 +178,25 @@ impl Run<'_> {
             }
         }
         (errors, pending)
+    }
+
+    /// Stores a call waiting for approval, durably, before its form (`request`) is
+    /// streamed. With the run registry, the call and the message as `request` will leave
+    /// it (showing the form) go in one synced commit of the registry's writer; without
+    /// it, the call is stored on its own and the message after the step.
+    async fn store_pending(
+        &self,
+        call: PendingCall,
+        request: &AgentEvent,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), store::StoreError> {
+        let Some(last) = &self.last else {
+            return store::insert_pending(&self.agent.db, &call, now).await;
+        };
+        let mut shown = self.message.clone();
+        shown.apply(request);
+        let save = store::MessageSave::of(&self.conversation_id, &shown, self.emitted + 1);
+        last.store_pending(call, now, save).await
     }
 
     pub(super) fn input_error(&mut self, call: &Call, error: ToolError) {

@@ -54,6 +54,8 @@ impl Reservation {
         let run = Arc::clone(&self.run);
         let log = Arc::clone(&run);
         let tx = EventSender::calling(move |event| log.push(event));
+        run.last_save
+            .wake_with(Arc::clone(&self.runs.inner.wake_storer));
         let work = work(tx, run.token.clone(), run.last_save.clone());
         // One span per run: every line its loop, model turns and tool calls log carries
         // the run and the conversation, so one reply can be followed through the log.

@@ -17,16 +17,35 @@ pub(super) struct Batch {
     /// The run's turn, stored first (the run's first batch), and who waits for it.
     pub(super) turn: Option<Turn>,
     pub(super) turn_waiter: Option<TurnWaiter>,
+    /// A call waiting for approval and the message showing its form: this batch's commit
+    /// is then synced to disk (`synchronous = FULL` on SQLite) before its waiter is told.
+    pub(super) pending: Option<(crate::store::DurablePending, crate::store::PendingWaiter)>,
 }
 
 impl Batch {
+    /// The message to store: the newer of the run's last save and the one showing a
+    /// pending call's form (both are the same message; run_seq counts its events).
+    fn message(&self) -> Option<&crate::store::MessageSave> {
+        let pending = self.pending.as_ref().map(|(request, _)| &request.save);
+        match (&self.save, pending) {
+            (Some(save), Some(shown)) if save.run_seq > shown.run_seq => Some(save),
+            (_, Some(shown)) => Some(shown),
+            (save, None) => save.as_ref(),
+        }
+    }
+
     /// What is left for the run once this batch is committed.
     fn stored(mut self) {
         let run = &self.run;
         run.mark_stored(self.from + self.events.len());
         *lock(&run.last_write) = Instant::now();
-        if let Some(save) = &self.save {
+        if let Some(save) = self.message() {
             run.last_save.take_if_seq(save.run_seq);
+        }
+        if let Some((_, waiter)) = self.pending.take() {
+            // The run may have given up; the call is stored all the same, and expires
+            // like any undecided call.
+            let _ = waiter.send(Ok(()));
         }
         if let Some(waiter) = self.turn_waiter.take() {
             run.row_ready.store(true, Ordering::Release);
@@ -41,6 +60,12 @@ impl Batch {
     /// The batch could not be committed on its own: a turn's request learns why (and
     /// its run never starts); anything else stays unstored for the next tick.
     fn failed(mut self, error: sqlx::Error) {
+        if let Some((_, waiter)) = self.pending.take() {
+            // Not tried again: the run reports the call as failed, and nothing of it is
+            // stored (its message save went with it).
+            let described = sqlx::Error::Protocol(error.to_string());
+            let _ = waiter.send(Err(described));
+        }
         match self.turn_waiter.take() {
             Some(waiter) => {
                 let _ = waiter.send(Err(error));
@@ -94,15 +119,18 @@ pub(super) async fn store_all(inner: Weak<Inner>, wake: Arc<Notify>) {
                 let done = run.ending.load(Ordering::Acquire);
                 let (from, events) = run.unstored();
                 let beat_due = lock(&run.last_write).elapsed() >= heartbeat_every;
-                (turn.is_some() || done || beat_due || !events.is_empty()).then(|| Batch {
-                    run: Arc::clone(run),
-                    from,
-                    events,
-                    done,
-                    save: run.last_save.peek(),
-                    turn,
-                    turn_waiter,
-                })
+                let pending = run.last_save.take_pending();
+                (turn.is_some() || done || beat_due || !events.is_empty() || pending.is_some())
+                    .then(|| Batch {
+                        run: Arc::clone(run),
+                        from,
+                        events,
+                        done,
+                        save: run.last_save.peek(),
+                        turn,
+                        turn_waiter,
+                        pending,
+                    })
             })
             .collect();
         let db = &runs.inner.db;
@@ -163,6 +191,9 @@ pub(super) async fn write_batches(
         if let Some(turn) = &batch.turn {
             turn.store(&mut tx).await?;
         }
+        if let Some((request, _)) = &batch.pending {
+            crate::store::insert_pending_at(&mut tx, &request.call, &request.created_at).await?;
+        }
         // A row already "done" stays so.
         sqlx::query(
             "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
@@ -196,7 +227,7 @@ pub(super) async fn write_batches(
             .execute(&mut *tx)
             .await?;
         }
-        if let Some(save) = &batch.save {
+        if let Some(save) = batch.message() {
             save.store(&mut tx).await?;
         }
         if postgres && (batch.done || !batch.events.is_empty()) {
@@ -240,6 +271,49 @@ const BATCHES_SQL: &str = "INSERT INTO runs (run_id, conversation_id, owner_id, 
      SET last_seq = excluded.last_seq, events = excluded.events \
      WHERE excluded.last_seq > run_event_batches.last_seq; ";
 
+/// Calls waiting for approval, in a tick that stores one (`$10`, rows of
+/// [`crate::store::PendingCall`]'s columns and the time it was proposed; the inputs are
+/// slices of `$9`).
+const PENDING_SQL: &str = "INSERT INTO pending_calls (tool_call_id, conversation_id, owner_id, \
+     message_id, tool_name, input, created_at) SELECT json_extract($10, j.p || '[0]'), \
+     json_extract($10, j.p || '[1]'), json_extract($10, j.p || '[2]'), \
+     json_extract($10, j.p || '[3]'), json_extract($10, j.p || '[4]'), \
+     CAST(substr($9, json_extract($10, j.p || '[5]'), json_extract($10, j.p || '[6]')) AS TEXT), \
+     json_extract($10, j.p || '[7]') \
+     FROM (SELECT '$[' || key || ']' AS p FROM json_each($10)) AS j; ";
+
+/// A row of `$10` ([`PENDING_SQL`]): the call's columns, its input as a slice of `$9`
+/// (start, length), and when it was proposed.
+type PendingRow<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    i64,
+    i64,
+    &'a str,
+);
+
+/// The storer's script for a tick, by what it carries: each a fixed text, prepared once.
+/// A tick that stores a call waiting for approval is synced to disk at its commit
+/// (`synchronous = FULL` around it: a person who saw the form can always decide it), and
+/// so is everything it carries; the others are not (chat text, see the README).
+fn tick_script(turns: bool, pending: bool) -> &'static str {
+    static SCRIPTS: [OnceLock<String>; 4] = [const { OnceLock::new() }; 4];
+    SCRIPTS[usize::from(turns) * 2 + usize::from(pending)].get_or_init(|| {
+        let turns = if turns { crate::store::TURNS_SQL } else { "" };
+        if pending {
+            format!(
+                "PRAGMA synchronous = FULL; BEGIN IMMEDIATE; {turns}{PENDING_SQL}{BATCHES_SQL}\
+                 COMMIT; PRAGMA synchronous = NORMAL;"
+            )
+        } else {
+            format!("BEGIN IMMEDIATE; {turns}{BATCHES_SQL}COMMIT;")
+        }
+    })
+}
+
 /// [`write_batches`] on SQLite: every batch in one fixed script, one round trip to the
 /// writer for the whole tick ([`db::run_script`]). Values travel only as parameters.
 async fn write_batches_script(
@@ -248,27 +322,19 @@ async fn write_batches_script(
     batches: &[Batch],
     at: String,
 ) -> Result<(), sqlx::Error> {
-    // Most ticks store no turn (only the first tick of a run does): they take a script
-    // without the turns' statements, which would each still open and close a statement
-    // over an empty array. Both are fixed texts, each prepared once.
-    static WITH_TURNS: OnceLock<String> = OnceLock::new();
-    static WITHOUT_TURNS: OnceLock<String> = OnceLock::new();
-    let sql = if batches.iter().any(|batch| batch.turn.is_some()) {
-        WITH_TURNS.get_or_init(|| {
-            format!(
-                "BEGIN IMMEDIATE; {}{}COMMIT;",
-                crate::store::TURNS_SQL,
-                BATCHES_SQL
-            )
-        })
-    } else {
-        WITHOUT_TURNS.get_or_init(|| format!("BEGIN IMMEDIATE; {BATCHES_SQL}COMMIT;"))
-    };
+    // Most ticks store no turn (only the first tick of a run does) and no pending call:
+    // they take a script without those statements, which would each still open and
+    // close a statement over an empty array.
+    let sql = tick_script(
+        batches.iter().any(|batch| batch.turn.is_some()),
+        batches.iter().any(|batch| batch.pending.is_some()),
+    );
     let mut turns = crate::store::TurnRows::default();
     let mut texts = crate::store::Texts::default();
     let mut runs: Vec<[&str; 4]> = Vec::with_capacity(batches.len());
     let mut saves: Vec<(&str, &str, i64, i64, i64)> = Vec::new();
     let mut events: Vec<(&str, i64, i64, i64, i64)> = Vec::new();
+    let mut pending: Vec<PendingRow<'_>> = Vec::new();
     for batch in batches {
         let run = &batch.run;
         if let Some(turn) = &batch.turn {
@@ -276,7 +342,21 @@ async fn write_batches_script(
         }
         let status = if batch.done { "done" } else { "running" };
         runs.push([&run.id, &run.conversation_id, &run.owner_id, status]);
-        if let Some(save) = &batch.save {
+        if let Some((request, _)) = &batch.pending {
+            let call = &request.call;
+            let (start, length) = texts.push(&call.input);
+            pending.push((
+                &call.tool_call_id,
+                &call.conversation_id,
+                &call.owner_id,
+                &call.message_id,
+                &call.tool_name,
+                start,
+                length,
+                &request.created_at,
+            ));
+        }
+        if let Some(save) = batch.message() {
             let (start, length) = texts.push(&save.body);
             saves.push((
                 &save.conversation_id,
@@ -297,7 +377,7 @@ async fn write_batches_script(
             ));
         }
     }
-    let script = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+    let script = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(node.to_owned())
         .bind(at)
         .bind(json(&turns.conversations))
@@ -306,7 +386,8 @@ async fn write_batches_script(
         .bind(json(&runs))
         .bind(json(&saves))
         .bind(json(&events))
-        .bind(texts.into_blob());
+        .bind(texts.into_blob())
+        .bind(json(&pending));
     db::run_script(db, script).await
 }
 

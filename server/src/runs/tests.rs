@@ -123,6 +123,7 @@ async fn one_tick_stores_each_runs_texts_exactly() {
             save: Some(MessageSave::of(&conversation.id, &reply, 3)),
             turn: Some(Turn::new(&conversation, true, &user, &empty, now())),
             turn_waiter: None,
+            pending: None,
         });
         expected.push((conversation.id, run, vec![user, reply], stored));
     }
@@ -177,6 +178,7 @@ async fn large_batches_are_stored_whole_and_in_order() {
             save: None,
             turn: None,
             turn_waiter: None,
+            pending: None,
         };
         write_batches(&pool, "node_t", &[batch], postgres)
             .await
@@ -430,4 +432,94 @@ async fn reads_by_status_use_an_index_of_those_runs_only() {
             );
         }
     }
+}
+
+/// A call waiting for approval is stored by the writer's commit together with the message
+/// showing its form, and that commit is synced (the writer is back to `NORMAL` after it);
+/// one that cannot be stored (its id is taken) fails and leaves the stored message as the
+/// first call left it.
+#[tokio::test]
+async fn a_pending_call_commits_with_the_message_showing_its_form() {
+    use crate::store::{Conversation, MessageSave, PendingCall, Turn};
+    use shared::message::Message;
+    let (pool, _db) = db::test_pool().await;
+    let runs = Runs::new(pool.clone());
+    let conversation = Conversation {
+        id: crate::store::new_row_id("conv"),
+        owner_id: "own_p".into(),
+        assistant: Assistant::Restaurant,
+    };
+    let reservation = runs
+        .reserve_unstored(&conversation.owner_id, &conversation.id)
+        .await
+        .unwrap();
+    let user = Message::user(crate::store::new_row_id("msg"), "Đặt bàn");
+    let reply = Message::assistant(crate::store::new_row_id("msg"));
+    reservation
+        .store_turn(Turn::new(&conversation, true, &user, &reply, now()))
+        .await
+        .unwrap();
+    let call = PendingCall {
+        tool_call_id: "call_1".into(),
+        conversation_id: conversation.id.clone(),
+        owner_id: conversation.owner_id.clone(),
+        message_id: reply.id.clone(),
+        tool_name: "create_booking".into(),
+        input: r#"{"party_size":4,"note":"cửa sổ \"yên tĩnh\""}"#.into(),
+    };
+    let shown = |text: &str, seq: i64| MessageSave {
+        conversation_id: conversation.id.clone(),
+        message_id: reply.id.clone(),
+        body: format!(
+            r#"{{"id":"{}","role":"assistant","parts":[{{"type":"text","id":"t","text":"{text}"}}]}}"#,
+            reply.id
+        ),
+        run_seq: seq,
+    };
+    let (first, second) = (shown("form", 3), shown("again", 4));
+    let (told, results) = tokio::sync::oneshot::channel();
+    let (call_twice, first_body) = (call.clone(), first.body.clone());
+    let writer = pool.clone();
+    let run = reservation.start(move |tx, _cancel, last| async move {
+        drop(tx);
+        let once = last.store_pending(call_twice.clone(), now(), first).await;
+        // After a commit that stored a call (a failed one resets it on its own).
+        let sync = if db::backend(&writer) == Backend::Sqlite {
+            let (sync,): (i64,) = sqlx::query_as("PRAGMA synchronous")
+                .fetch_one(&writer)
+                .await
+                .unwrap();
+            sync
+        } else {
+            1
+        };
+        let twice = last.store_pending(call_twice, now(), second).await;
+        let _ = told.send((once.is_ok(), twice.is_ok(), sync));
+    });
+    let _: Vec<_> = run.subscribe(0).collect().await;
+    let (once, twice, sync) = results.await.unwrap();
+    assert!(
+        once && !twice,
+        "the second call id is taken: {once} {twice}"
+    );
+    assert_eq!(
+        sync, 1,
+        "the writer must be back to NORMAL after a synced tick"
+    );
+    let stored: Vec<(String, String)> =
+        sqlx::query_as("SELECT tool_call_id, input FROM pending_calls WHERE conversation_id = $1")
+            .bind(&conversation.id)
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        stored,
+        vec![(call.tool_call_id.clone(), call.input.clone())]
+    );
+    let body: (String,) = sqlx::query_as("SELECT body FROM messages WHERE id = $1")
+        .bind(&reply.id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(body.0, first_body, "the failed call's message was stored");
 }

@@ -38,6 +38,17 @@ async fn insert_pending_on(
     call: &PendingCall,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    insert_pending_at(conn, call, &timestamp(now)).await?;
+    Ok(())
+}
+
+/// Stores a pending call on `conn` (in the caller's transaction, if any), proposed at
+/// `created_at` (as stored).
+pub(crate) async fn insert_pending_at(
+    conn: &mut sqlx::AnyConnection,
+    call: &PendingCall,
+    created_at: &str,
+) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO pending_calls (tool_call_id, conversation_id, owner_id, message_id, tool_name, input, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -48,7 +59,7 @@ async fn insert_pending_on(
     .bind(&call.message_id)
     .bind(&call.tool_name)
     .bind(&call.input)
-    .bind(timestamp(now))
+    .bind(created_at)
     .execute(conn)
     .await?;
     Ok(())

@@ -427,6 +427,7 @@ impl<'a> Run<'a> {
 
     fn context(&self, call_id: &str) -> ToolContext {
         ToolContext {
+            reads: self.agent.reads.clone(),
             db: self.agent.db.clone(),
             owner_id: self.owner_id.clone(),
             conversation_id: self.conversation_id.clone(),

@@ -60,6 +60,7 @@ pub async fn check_edit(
     let input = validate_arguments(tool, &edited.to_string(), &ValidationContext { now })
         .map_err(|invalid| EditRejected::Invalid(ToolError::from(invalid)))?;
     let ctx = ToolContext {
+        reads: agent.reads.clone(),
         db: agent.db.clone(),
         owner_id: owner_id.to_owned(),
         conversation_id: conversation_id.to_owned(),
@@ -103,6 +104,7 @@ pub async fn recheck_preview(
         return Ok(());
     };
     let ctx = ToolContext {
+        reads: agent.reads.clone(),
         db: agent.db.clone(),
         owner_id: pending.owner_id.clone(),
         conversation_id: pending.conversation_id.clone(),

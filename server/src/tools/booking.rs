@@ -17,7 +17,7 @@ pub async fn precheck(
     ctx: &ToolContext,
 ) -> Result<RestaurantRow, ExecError> {
     check(
-        restaurants::find(&ctx.db, &input.restaurant_id).await?,
+        restaurants::find(&ctx.reads, &input.restaurant_id).await?,
         input,
     )
 }
@@ -31,7 +31,8 @@ pub async fn preview(
     let restaurant = precheck(input, ctx).await?;
     let starts_at = input.starts_at.with_timezone(&restaurant.offset()?);
     let taken =
-        restaurants::seats_taken(&ctx.db, &restaurant.id, &restaurants::utc_key(starts_at)).await?;
+        restaurants::seats_taken(&ctx.reads, &restaurant.id, &restaurants::utc_key(starts_at))
+            .await?;
     let capacity = u32::try_from(restaurant.seats_per_slot.max(0)).unwrap_or(u32::MAX);
     let seats_left = capacity.saturating_sub(taken);
     let availability = if seats_left >= u32::from(input.party_size) {
@@ -310,6 +311,7 @@ mod tests {
     async fn context() -> (ToolContext, TestDatabase) {
         let (db, guard) = crate::db::test_pool().await;
         let ctx = ToolContext {
+            reads: db.clone(),
             db,
             owner_id: "owner-a".into(),
             conversation_id: "conversation-1".into(),

@@ -370,7 +370,7 @@ pub async fn suggest(
         "SELECT id, name, description, price_vnd, tags, relationships, min_age, max_age \
          FROM gifts ORDER BY id",
     )
-    .fetch_all(&ctx.db)
+    .fetch_all(&ctx.reads)
     .await?;
     select(&catalogue, input)
 }

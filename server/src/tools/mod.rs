@@ -23,6 +23,10 @@ use crate::db::Pool;
 pub struct ToolContext {
     /// The database.
     pub db: Pool,
+    /// Connections for reading only ([`crate::db::readers`]): a tool's reads that decide
+    /// nothing (a search, a shown availability) go here, so they neither queue behind
+    /// the writer nor hold it. A decision reads in its own write transaction instead.
+    pub reads: Pool,
     /// Whose conversation this is.
     pub owner_id: String,
     /// The conversation.

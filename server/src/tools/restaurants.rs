@@ -306,7 +306,7 @@ pub async fn availability(
     input: &CheckAvailabilityInput,
     ctx: &ToolContext,
 ) -> Result<CheckAvailabilityOutput, ExecError> {
-    let Some(restaurant) = find(&ctx.db, &input.restaurant_id).await? else {
+    let Some(restaurant) = find(&ctx.reads, &input.restaurant_id).await? else {
         return Err(ExecError::invalid_at(
             "restaurantId",
             Rule::NoSuch {
@@ -322,7 +322,7 @@ pub async fn availability(
     let party = u32::from(input.party_size);
     let day = restaurant.slots_on(starts_at.date_naive())?;
     // Every later seating time that day with its free seats (a party of 0 fits anywhere).
-    let open = free_slots(&ctx.db, &restaurant, day, ctx.now, 0).await?;
+    let open = free_slots(&ctx.reads, &restaurant, day, ctx.now, 0).await?;
     let seats_left = open
         .iter()
         .find(|slot| slot.starts_at == starts_at)
@@ -451,7 +451,7 @@ pub async fn run(
         ", search_text, review FROM restaurants WHERE city = $1"
     ))
     .bind(city)
-    .fetch_all(&ctx.db)
+    .fetch_all(&ctx.reads)
     .await?;
     if rows.is_empty() {
         return Ok(empty(format!(
@@ -509,7 +509,7 @@ pub async fn run(
                 continue;
             }
         };
-        let slots = free_slots(&ctx.db, &row, slots, ctx.now, party.unwrap_or(1)).await?;
+        let slots = free_slots(&ctx.reads, &row, slots, ctx.now, party.unwrap_or(1)).await?;
         if !slots.is_empty() {
             restaurants.push(row.summary(slots, review));
         }

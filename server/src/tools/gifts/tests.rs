@@ -10,6 +10,7 @@ use crate::db::test_db::TestDatabase;
 async fn context() -> (ToolContext, TestDatabase) {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
+        reads: db.clone(),
         db,
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),

@@ -10,6 +10,7 @@ use crate::tools::city::CITIES;
 async fn context(now: &str) -> (ToolContext, crate::db::test_db::TestDatabase) {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
+        reads: db.clone(),
         db,
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),

@@ -67,6 +67,7 @@ fn service(addr: SocketAddr, timeout: Duration) -> WeatherService {
 async fn context(service: WeatherService) -> (ToolContext, crate::db::test_db::TestDatabase) {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
+        reads: db.clone(),
         db,
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),

@@ -689,17 +689,23 @@ impl LastSave {
         if let Some(wake) = self.wake.get() {
             wake.notify_one();
         }
-        match tokio::time::timeout(PENDING_STORE_WAIT, stored).await {
-            Ok(Ok(result)) => result.map_err(StoreError::from),
-            // The writer went away with the request (its task ended abnormally).
-            Ok(Err(_)) => Err(StoreError::Db(sqlx::Error::WorkerCrashed)),
+        let mut stored = std::pin::pin!(stored);
+        let answer = match tokio::time::timeout(PENDING_STORE_WAIT, &mut stored).await {
+            Ok(answer) => answer,
             Err(_) => {
-                // Taken back so it is not stored once the form was reported as failed; the
-                // writer may hold it already, and then commits a call the person never
-                // saw, which expires like any undecided call.
-                lock_pending(&self.pending).take();
-                Err(StoreError::Db(sqlx::Error::PoolTimedOut))
+                // Taken back, it is certain never to be stored: the call is reported as
+                // failed. Already taken, the writer is storing it and tells how that went;
+                // failing it now could leave a stored call the person is told failed.
+                if lock_pending(&self.pending).take().is_some() {
+                    return Err(StoreError::Db(sqlx::Error::PoolTimedOut));
+                }
+                stored.await
             }
+        };
+        match answer {
+            Ok(result) => result.map_err(StoreError::from),
+            // The writer went away with the request (its task ended abnormally).
+            Err(_) => Err(StoreError::Db(sqlx::Error::WorkerCrashed)),
         }
     }
 

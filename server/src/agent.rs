@@ -317,7 +317,8 @@ impl<'a> Run<'a> {
     /// conversation is gone or names an assistant this server does not have.
     async fn load_assistant(&mut self) -> bool {
         let found =
-            store::find_conversation(&self.agent.db, &self.conversation_id, &self.owner_id).await;
+            store::find_conversation(&self.agent.reads, &self.conversation_id, &self.owner_id)
+                .await;
         match found {
             Ok(Some(conversation)) => {
                 self.assistant = conversation.assistant;

@@ -237,7 +237,7 @@ async fn say(
     let found = match conversation_ref {
         ConversationRef::New => None,
         ConversationRef::Ours(id) => Some(
-            store::find_conversation(&state.db, id, &owner)
+            store::find_conversation(&state.reads, id, &owner)
                 .await?
                 .ok_or_else(|| ApiError::not_found("Conversation"))?,
         ),
@@ -275,7 +275,7 @@ async fn say(
         if let Some(client_id) = &client_id {
             // A client that sends its message again (a retry after a lost answer) must
             // not have it answered twice.
-            let stored = store::messages(&state.db, &conversation.id).await?;
+            let stored = store::messages(&state.reads, &conversation.id).await?;
             if stored
                 .iter()
                 .any(|message| message.client_id.as_ref() == Some(client_id))

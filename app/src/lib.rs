@@ -5,6 +5,14 @@
 //! (`hydrate`); with neither feature the crate still type-checks, which keeps
 //! `cargo test --workspace` from building both halves of Leptos at once.
 
+// A page rendered by a server built without the flag does not hydrate in a browser
+// built with it (or the other way round), and that only shows in a browser.
+#[cfg(not(erase_components))]
+compile_error!(
+    "build with `--cfg erase_components` (set in .cargo/config.toml; a RUSTFLAGS \
+     variable replaces that list, so add it there too)"
+);
+
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{

@@ -160,6 +160,9 @@ impl Fuzz {
             // runs `cargo` itself and must find the rustup proxy, like `cmd::cargo`.
             .env_remove("CARGO")
             .env_remove("RUSTC")
+            // cargo-fuzz sets RUSTFLAGS, appending the caller's: the server's `app`
+            // needs the flag `.cargo/config.toml` would otherwise give.
+            .env("RUSTFLAGS", crate::site::with_erased_views())
             // The binary is called directly, so its first argument is the subcommand name
             // cargo would pass.
             .args(["fuzz", subcommand, "--fuzz-dir"])

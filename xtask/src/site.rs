@@ -22,8 +22,18 @@ const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const WASM_PROFILE: &str = "wasm-release";
 /// Compiler flags of the hydrate build only (unstable, hence `RUSTC_BOOTSTRAP`, which both
 /// toolchain routes accept): no file/line/column strings for panics, and `{:?}` prints
-/// nothing, so no `Debug` impl is kept; the browser shows neither.
-const WASM_RUSTFLAGS: &[&str] = &["-Zlocation-detail=none", "-Zfmt-debug=none"];
+/// nothing, so no `Debug` impl is kept; the browser shows neither. And Leptos's erased
+/// views ([`ERASED_VIEWS`]).
+const WASM_RUSTFLAGS: &[&str] = &[
+    "-Zlocation-detail=none",
+    "-Zfmt-debug=none",
+    ERASED_VIEWS[0],
+    ERASED_VIEWS[1],
+];
+/// What `.cargo/config.toml` sets for every build: a command that sets RUSTFLAGS (this
+/// wasm build, cargo-fuzz) replaces that list and must add it again, since `app` refuses
+/// to build without it (a page only hydrates when server and browser agree).
+pub const ERASED_VIEWS: [&str; 2] = ["--cfg", "erase_components"];
 /// With std built from source as well: a panic traps at once, so std's panic and
 /// formatting code is left out. (The `panic_immediate_abort` std feature became this
 /// panic strategy in Rust 1.92.)
@@ -37,6 +47,16 @@ const WASM_STD_FEATURES: &str = "-Zbuild-std-features=optimize_for_size";
 /// time for 0.1 %; `--low-memory-unused` saves 0.7 % but assumes the stack never reaches
 /// the first KiB of memory.)
 const WASM_OPT_FLAGS: &[&str] = &["-Oz", "--strip-debug", "--strip-producers"];
+
+/// The caller's RUSTFLAGS with [`ERASED_VIEWS`] added.
+pub fn with_erased_views() -> String {
+    let existing = std::env::var("RUSTFLAGS").unwrap_or_default();
+    existing
+        .split_whitespace()
+        .chain(ERASED_VIEWS)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 fn io_error(what: &str, path: &Path, error: std::io::Error) -> Failure {
     Failure::new(format!("cannot {what} {}: {error}", path.display()))

@@ -277,7 +277,7 @@ fn tool_part_from_fields(mut fields: Fields) -> Result<ToolPart, String> {
 fn call_from_fields<T: Tool>(mut fields: Fields) -> Result<ToolCall<T>, String> {
     let id = take_str(&mut fields, "id")?;
     let state = take_str(&mut fields, "state")?;
-    let input = |fields: &mut Fields| typed::<T::Input>(take(fields, "input")?);
+    let input = |fields: &mut Fields| hold::<T::Input>(take(fields, "input")?);
     let state = match state.as_str() {
         "input-streaming" => ToolState::InputStreaming(StreamingInput::from_raw(
             &take_opt_str(&mut fields, "rawInput")?.unwrap_or_default(),
@@ -295,7 +295,7 @@ fn call_from_fields<T: Tool>(mut fields: Fields) -> Result<ToolCall<T>, String> 
         },
         "output-available" => ToolState::OutputAvailable {
             input: input(&mut fields)?,
-            output: typed(take(&mut fields, "output")?)?,
+            output: hold::<T::Output>(take(&mut fields, "output")?)?,
         },
         "output-error" => ToolState::OutputError {
             input: fields.remove("input").filter(|input| !input.is_null()),
@@ -423,7 +423,7 @@ pub struct ToolCall<T: Tool> {
     pub id: String,
     /// Where the call is.
     #[serde(flatten)]
-    pub state: ToolState<T::Input, T::Output>,
+    pub state: ToolState<Held<T::Input>, Held<T::Output>>,
     /// The person's part in the call, once they were asked: kept after the call ends,
     /// because the state alone cannot say whether a failed call was approved first, and
     /// AI SDK clients show the approval with every later state.
@@ -648,7 +648,13 @@ pub(crate) trait ToolCallOps {
     fn output_denied(&mut self) -> bool;
 }
 
+mod held;
 mod transitions;
+
+use held::hold;
+pub use held::Held;
+#[cfg(target_arch = "wasm32")]
+pub use held::Unread;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;

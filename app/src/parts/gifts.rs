@@ -360,9 +360,10 @@ fn draft_card(draft: CheckoutDraft) -> PartView {
 /// The draft a checkout commits, as `prepare_checkout` returned it in this conversation.
 fn find_draft(chat: Option<ChatState>, draft_id: &str) -> Option<CheckoutDraft> {
     chat?.find_tool(|part| match part {
-        ToolPart::PrepareCheckout(call) => match &call.state {
+        // Read here, in the chunk, like every view's data (`ToolState::read`).
+        ToolPart::PrepareCheckout(call) => match call.state.clone().read() {
             ToolState::OutputAvailable { output, .. } if output.draft_id == draft_id => {
-                Some(output.clone())
+                Some(output)
             }
             _ => None,
         },

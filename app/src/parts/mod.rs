@@ -75,52 +75,52 @@ mod chunks {
 
     #[wasm_split(gifts, fallible)]
     pub fn suggest_gifts(call: ToolCall<SuggestGifts>) -> Rendered {
-        Ok(gifts::render_suggestions(call.state))
+        Ok(gifts::render_suggestions(call.state.read()))
     }
 
     #[wasm_split(gifts, fallible)]
     pub fn prepare_checkout(call: ToolCall<PrepareCheckout>) -> Rendered {
-        Ok(gifts::render_draft(call.state))
+        Ok(gifts::render_draft(call.state.read()))
     }
 
     #[wasm_split(gifts, fallible)]
     pub fn create_checkout_session(call: ToolCall<CreateCheckoutSession>) -> Rendered {
-        Ok(gifts::render_checkout(call.id, call.state))
+        Ok(gifts::render_checkout(call.id, call.state.read()))
     }
 
     #[wasm_split(shipping, fallible)]
     pub fn shipping_quote(call: ToolCall<ShippingQuote>) -> Rendered {
-        Ok(shipping::render(call.state))
+        Ok(shipping::render(call.state.read()))
     }
 
     #[wasm_split(restaurant, fallible, preload(preload_restaurant))]
     pub fn get_weather(call: ToolCall<shared::tools::GetWeather>) -> Rendered {
-        Ok(super::weather::render(call.state))
+        Ok(super::weather::render(call.state.read()))
     }
 
     #[wasm_split(restaurant, fallible)]
     pub fn search_restaurants(call: ToolCall<shared::tools::SearchRestaurants>) -> Rendered {
-        Ok(super::restaurants::render(call.state))
+        Ok(super::restaurants::render(call.state.read()))
     }
 
     #[wasm_split(restaurant, fallible)]
     pub fn check_availability(call: ToolCall<shared::tools::CheckAvailability>) -> Rendered {
-        Ok(super::availability::render(call.state))
+        Ok(super::availability::render(call.state.read()))
     }
 
     #[wasm_split(restaurant, fallible)]
     pub fn create_booking(call: ToolCall<shared::tools::CreateBooking>) -> Rendered {
-        Ok(super::booking::render(call.id, call.state))
+        Ok(super::booking::render(call.id, call.state.read()))
     }
 
     #[wasm_split(restaurant, fallible)]
     pub fn list_bookings(call: ToolCall<ListBookings>) -> Rendered {
-        Ok(my_bookings::render_list(call.state))
+        Ok(my_bookings::render_list(call.state.read()))
     }
 
     #[wasm_split(restaurant, fallible)]
     pub fn cancel_booking(call: ToolCall<CancelBooking>) -> Rendered {
-        Ok(my_bookings::render_cancel(call.id, call.state))
+        Ok(my_bookings::render_cancel(call.id, call.state.read()))
     }
 }
 

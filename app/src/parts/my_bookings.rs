@@ -215,11 +215,12 @@ pub fn render_cancel(
 /// so the form can say which booking it is about.
 fn find_booking(chat: Option<ChatState>, booking_id: &str) -> Option<BookingSummary> {
     chat?.find_tool(|part| match part {
-        ToolPart::CreateBooking(call) => match &call.state {
+        // Read here, in the chunk, like every view's data (`ToolState::read`).
+        ToolPart::CreateBooking(call) => match call.state.clone().read() {
             ToolState::OutputAvailable { output, .. } if output.booking_id == booking_id => {
                 Some(BookingSummary {
-                    booking_id: output.booking_id.clone(),
-                    restaurant_name: output.restaurant_name.clone(),
+                    booking_id: output.booking_id,
+                    restaurant_name: output.restaurant_name,
                     party_size: output.party_size,
                     starts_at: output.starts_at,
                     status: output.status.into(),
@@ -227,12 +228,11 @@ fn find_booking(chat: Option<ChatState>, booking_id: &str) -> Option<BookingSumm
             }
             _ => None,
         },
-        ToolPart::ListBookings(call) => match &call.state {
+        ToolPart::ListBookings(call) => match call.state.clone().read() {
             ToolState::OutputAvailable { output, .. } => output
                 .bookings
-                .iter()
-                .find(|booking| booking.booking_id == booking_id)
-                .cloned(),
+                .into_iter()
+                .find(|booking| booking.booking_id == booking_id),
             _ => None,
         },
         _ => None,

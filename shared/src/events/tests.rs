@@ -116,7 +116,7 @@ fn streaming_input_shows_partial_value_then_typed_input_and_output() {
             "tempMinC": 18, "tempMaxC": 24, "precipitationChance": 80}]}),
     });
     match message.tool_part("c1").unwrap() {
-        ToolPart::GetWeather(call) => match &call.state {
+        ToolPart::GetWeather(call) => match call.state.clone().read() {
             ToolState::OutputAvailable { input, output } => {
                 assert_eq!(input.city, "Hà Nội");
                 assert_eq!(output.days[0].temp_max_c, 24);
@@ -167,7 +167,7 @@ fn approval_flow_reaches_output_only_after_approval() {
             "startsAt": "2026-12-24T19:00:00+07:00"}),
     });
     match message.tool_part("b1").unwrap() {
-        ToolPart::CreateBooking(call) => match &call.state {
+        ToolPart::CreateBooking(call) => match call.state.clone().read() {
             ToolState::OutputAvailable { input, output } => {
                 assert_eq!(input.party_size, 6);
                 assert_eq!(output.booking_id, "BK-1");
@@ -262,6 +262,90 @@ fn invalid_input_and_unknown_tools_end_in_errors() {
     assert_eq!(unknown.tool_name(), "launchRocket");
     assert_eq!(unknown.state_name(), "output-error");
     assert!(matches!(unknown, ToolPart::Unknown(_)));
+}
+
+/// The state a view of `part` shows (its input and output read, `ToolState::read`).
+fn shown(part: &ToolPart) -> (&'static str, Option<ErrorCode>) {
+    fn of<I, O>(state: ToolState<I, O>) -> (&'static str, Option<ErrorCode>) {
+        let code = match &state {
+            ToolState::OutputError { error, .. } => Some(error.code),
+            _ => None,
+        };
+        (state.name(), code)
+    }
+    match part {
+        ToolPart::CreateBooking(call) => of(call.state.clone().read()),
+        ToolPart::GetWeather(call) => of(call.state.clone().read()),
+        other => panic!("unexpected part {other:?}"),
+    }
+}
+
+#[test]
+fn a_booking_result_nobody_can_read_shows_as_a_failure_never_a_receipt() {
+    let mut message = run(&[
+        input_start("b1", "createBooking"),
+        AgentEvent::ToolInputAvailable {
+            tool_call_id: "b1".into(),
+            tool_name: "createBooking".into(),
+            input: booking_input(),
+        },
+        AgentEvent::ToolApprovalRequest {
+            tool_call_id: "b1".into(),
+            approval_id: "b1".into(),
+            preview: None,
+        },
+    ]);
+    message.apply(&AgentEvent::decided("b1", true, None));
+    // No booking id: not a booking anyone could find at the restaurant.
+    message.apply(&AgentEvent::ToolOutputAvailable {
+        tool_call_id: "b1".into(),
+        output: json!({"status": "confirmed", "restaurantId": "hn-1", "partySize": 4}),
+    });
+    let part = message.tool_part("b1").unwrap();
+    assert_eq!(
+        shown(part),
+        ("output-error", Some(ErrorCode::ExecutionFailed))
+    );
+}
+
+#[test]
+fn arguments_the_tool_does_not_take_show_as_invalid() {
+    let message = run(&[
+        input_start("c1", "getWeather"),
+        AgentEvent::ToolInputAvailable {
+            tool_call_id: "c1".into(),
+            tool_name: "getWeather".into(),
+            input: json!({"city": 42}),
+        },
+    ]);
+    let part = message.tool_part("c1").unwrap();
+    assert_eq!(
+        shown(part),
+        ("output-error", Some(ErrorCode::ValidationError))
+    );
+}
+
+/// In the browser a part keeps its tool's JSON until a view reads it, so a stored message
+/// whose result is not the tool's still loads, and its view shows the failure.
+#[cfg(target_arch = "wasm32")]
+#[test]
+fn a_stored_result_nobody_can_read_loads_and_shows_as_a_failure() {
+    let stored = json!({"id": "m1", "role": "assistant", "parts": [{
+        "type": "tool", "tool": "createBooking", "id": "b1", "state": "output-available",
+        "input": booking_input(), "output": {"status": "confirmed"},
+    }]});
+    let message: Message = serde_json::from_value(stored).unwrap();
+    let part = message.tool_part("b1").unwrap();
+    assert_eq!(part.state_name(), "output-available");
+    assert_eq!(
+        shown(part),
+        ("output-error", Some(ErrorCode::ExecutionFailed))
+    );
+    // What is kept is what arrived, given back unchanged.
+    assert_eq!(
+        serde_json::to_value(&message).unwrap()["parts"][0]["output"],
+        json!({"status": "confirmed"})
+    );
 }
 
 #[test]

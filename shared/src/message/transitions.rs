@@ -83,15 +83,9 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
         if !matches!(self.state, ToolState::InputStreaming(_)) {
             return false;
         }
-        self.state = match typed::<T::Input>(input.clone()) {
+        self.state = match hold::<T::Input>(input.clone()) {
             Ok(input) => ToolState::InputAvailable { input },
-            Err(message) => ToolState::OutputError {
-                input: Some(input),
-                error: ToolError::new(
-                    crate::tools::ErrorCode::ValidationError,
-                    format!("Invalid arguments: {message}"),
-                ),
-            },
+            Err(message) => held::invalid_input(input, &message),
         };
         true
     }
@@ -124,7 +118,7 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
         let ToolState::ApprovalRequested { input, .. } = &self.state else {
             return false;
         };
-        let input = match decision.input.clone().map(typed::<T::Input>) {
+        let input = match decision.input.clone().map(hold::<T::Input>) {
             Some(Ok(edited)) => edited,
             Some(Err(_)) => return false,
             None => input.clone(),
@@ -158,15 +152,9 @@ impl<T: Tool> ToolCallOps for ToolCall<T> {
             } => input.clone(),
             _ => return false,
         };
-        self.state = match typed::<T::Output>(output) {
+        self.state = match hold::<T::Output>(output) {
             Ok(output) => ToolState::OutputAvailable { input, output },
-            Err(_) => ToolState::OutputError {
-                input: serde_json::to_value(&input).ok(),
-                error: ToolError::new(
-                    crate::tools::ErrorCode::ExecutionFailed,
-                    "The tool returned a result this page cannot read.",
-                ),
-            },
+            Err(_) => held::unreadable_output(serde_json::to_value(&input).ok()),
         };
         true
     }

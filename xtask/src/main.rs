@@ -239,7 +239,9 @@ fn watch() -> Result<(), Failure> {
         // `cargo xtask build`; without it their loader imports could not be resolved.
         .args(["leptos", "watch", "--split"])
         .env_remove("CARGO")
-        .env_remove("RUSTC");
+        .env_remove("RUSTC")
+        // cargo-leptos may set RUSTFLAGS for its builds, which replaces the config's list.
+        .env("RUSTFLAGS", site::with_erased_views());
     setup::cargo_leptos_env(&mut command, &ws);
     cmd::run(&mut command)
 }

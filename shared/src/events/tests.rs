@@ -36,6 +36,23 @@ fn booking_input() -> Value {
     json!({"restaurantId": "hn-1", "partySize": 4, "startsAt": "2026-12-24T19:00:00+07:00"})
 }
 
+/// The events that leave booking `b1` waiting for a person's decision.
+fn booking_awaiting_approval() -> Vec<AgentEvent> {
+    vec![
+        input_start("b1", "createBooking"),
+        AgentEvent::ToolInputAvailable {
+            tool_call_id: "b1".into(),
+            tool_name: "createBooking".into(),
+            input: booking_input(),
+        },
+        AgentEvent::ToolApprovalRequest {
+            approval_id: "b1".into(),
+            tool_call_id: "b1".into(),
+            preview: None,
+        },
+    ]
+}
+
 #[test]
 fn events_serialise_as_ui_message_stream_chunks() {
     let event = input_delta("call_1", "{\"ci");
@@ -129,19 +146,7 @@ fn streaming_input_shows_partial_value_then_typed_input_and_output() {
 
 #[test]
 fn approval_flow_reaches_output_only_after_approval() {
-    let mut message = run(&[
-        input_start("b1", "createBooking"),
-        AgentEvent::ToolInputAvailable {
-            tool_call_id: "b1".into(),
-            tool_name: "createBooking".into(),
-            input: booking_input(),
-        },
-        AgentEvent::ToolApprovalRequest {
-            approval_id: "b1".into(),
-            tool_call_id: "b1".into(),
-            preview: None,
-        },
-    ]);
+    let mut message = run(&booking_awaiting_approval());
     assert_eq!(
         message.tool_part("b1").unwrap().state_name(),
         "approval-requested"
@@ -203,21 +208,12 @@ fn a_booking_result_without_approval_is_never_shown() {
 #[test]
 fn decline_ends_denied_and_never_output() {
     let mut message = run(&[
-        input_start("b1", "createBooking"),
-        AgentEvent::ToolInputAvailable {
+        booking_awaiting_approval(),
+        vec![AgentEvent::ToolOutputDenied {
             tool_call_id: "b1".into(),
-            tool_name: "createBooking".into(),
-            input: booking_input(),
-        },
-        AgentEvent::ToolApprovalRequest {
-            approval_id: "b1".into(),
-            tool_call_id: "b1".into(),
-            preview: None,
-        },
-        AgentEvent::ToolOutputDenied {
-            tool_call_id: "b1".into(),
-        },
-    ]);
+        }],
+    ]
+    .concat());
     assert_eq!(
         message.tool_part("b1").unwrap().state_name(),
         "output-denied"
@@ -282,19 +278,7 @@ fn shown(part: &ToolPart) -> (&'static str, Option<ErrorCode>) {
 
 #[test]
 fn a_booking_result_nobody_can_read_shows_as_a_failure_never_a_receipt() {
-    let mut message = run(&[
-        input_start("b1", "createBooking"),
-        AgentEvent::ToolInputAvailable {
-            tool_call_id: "b1".into(),
-            tool_name: "createBooking".into(),
-            input: booking_input(),
-        },
-        AgentEvent::ToolApprovalRequest {
-            tool_call_id: "b1".into(),
-            approval_id: "b1".into(),
-            preview: None,
-        },
-    ]);
+    let mut message = run(&booking_awaiting_approval());
     message.apply(&AgentEvent::decided("b1", true, None));
     // No booking id: not a booking anyone could find at the restaurant.
     message.apply(&AgentEvent::ToolOutputAvailable {

@@ -15,7 +15,10 @@ pub(super) struct KnownRestaurant {
     /// The kind of food as the catalogue writes it: a search for it in `city` lists the
     /// restaurant.
     pub(super) cuisine: &'static str,
-    /// Other folded spellings people use ("pho thin" for "Phở Thìn Lò Đúc").
+    /// Other folded spellings people use ("pho thin" for "Phở Thìn Lò Đúc", "la vong" for
+    /// "Chả Cá Lã Vọng"). Only names nobody uses for anything else: "Thăng Long" (Hà
+    /// Nội's old name, its citadel, an avenue) or "Bà Cả" ("ông bà cả nhà") name a place
+    /// only once a search has shown it (`plan_search::Restaurant::spoken_names`).
     pub(super) aliases: &'static [&'static str],
 }
 
@@ -36,18 +39,28 @@ const fn known(
 /// `migrations/0003_seed_restaurants.sql`, name by name; a test keeps the two in step.
 pub(super) const KNOWN_RESTAURANTS: &[KnownRestaurant] = &[
     known("Chả Cá Thăng Long", "Hà Nội", "chả cá", &[]),
-    known("Bún Chả Hương Liên", "Hà Nội", "bún chả", &[]),
+    known(
+        "Bún Chả Hương Liên",
+        "Hà Nội",
+        "bún chả",
+        &["huong lien", "bun cha obama"],
+    ),
     known("Phở Gia Truyền Bát Đàn", "Hà Nội", "phở", &["pho bat dan"]),
     known("Phở Thìn Lò Đúc", "Hà Nội", "phở", &["pho thin"]),
-    known("Chả Cá Lã Vọng", "Hà Nội", "chả cá", &[]),
+    known("Chả Cá Lã Vọng", "Hà Nội", "chả cá", &["la vong"]),
     known("Quán Ăn Ngon", "Hà Nội", "món Việt", &[]),
     known("La Badiane", "Hà Nội", "Pháp", &[]),
     known("Uu Đàm Chay", "Hà Nội", "chay", &[]),
     known("Cà Phê Giảng", "Hà Nội", "cà phê", &["cafe giang"]),
     known("Bún Đậu Ngõ Gạch", "Hà Nội", "bún đậu mắm tôm", &[]),
-    known("Lẩu Nấm Ashima", "Hà Nội", "lẩu", &[]),
-    known("Cơm Tấm Ba Ghiền", "TP. Hồ Chí Minh", "cơm tấm", &[]),
-    known("Phở Hòa Pasteur", "TP. Hồ Chí Minh", "phở", &[]),
+    known("Lẩu Nấm Ashima", "Hà Nội", "lẩu", &["ashima"]),
+    known(
+        "Cơm Tấm Ba Ghiền",
+        "TP. Hồ Chí Minh",
+        "cơm tấm",
+        &["ba ghien"],
+    ),
+    known("Phở Hòa Pasteur", "TP. Hồ Chí Minh", "phở", &["pho hoa"]),
     known("Bánh Xèo 46A", "TP. Hồ Chí Minh", "bánh xèo", &[]),
     known("Ốc Đào", "TP. Hồ Chí Minh", "hải sản", &[]),
     known(
@@ -61,7 +74,12 @@ pub(super) const KNOWN_RESTAURANTS: &[KnownRestaurant] = &[
     known("Lẩu Cá Kèo Bà Huyện", "TP. Hồ Chí Minh", "lẩu", &[]),
     known("Le Corto", "TP. Hồ Chí Minh", "Pháp", &[]),
     known("Nướng Ngói Sài Gòn", "TP. Hồ Chí Minh", "nướng BBQ", &[]),
-    known("Bánh Mì Huỳnh Hoa", "TP. Hồ Chí Minh", "bánh mì", &[]),
+    known(
+        "Bánh Mì Huỳnh Hoa",
+        "TP. Hồ Chí Minh",
+        "bánh mì",
+        &["huynh hoa"],
+    ),
     known("Lẩu Gà Lá É Tao Ngộ", "Đà Lạt", "lẩu gà lá é", &["tao ngo"]),
     known("Bánh Căn Nhà Chung", "Đà Lạt", "bánh căn", &[]),
     known(
@@ -77,7 +95,7 @@ pub(super) const KNOWN_RESTAURANTS: &[KnownRestaurant] = &[
     known("Quán Nướng Gió Lùa", "Đà Lạt", "nướng BBQ", &[]),
     known("Mì Quảng Bà Mua", "Đà Nẵng", "mì Quảng", &[]),
     known("Bánh Xèo Bà Dưỡng", "Đà Nẵng", "bánh xèo", &[]),
-    known("Hải Sản Bé Mặn", "Đà Nẵng", "hải sản", &[]),
+    known("Hải Sản Bé Mặn", "Đà Nẵng", "hải sản", &["be man"]),
     known("Bún Chả Cá Bà Lữ", "Đà Nẵng", "bún chả cá", &[]),
     known("Madame Lân", "Đà Nẵng", "món Việt", &[]),
     known("Lẩu Bò Ông Tám", "Đà Nẵng", "lẩu", &[]),
@@ -190,6 +208,16 @@ fn known_spellings(name: &str, aliases: &[&str]) -> Option<&'static [String]> {
         .flatten()
 }
 
+/// The aliases the catalogue gives the restaurant called `name`; none for a name it does
+/// not have.
+pub(super) fn aliases_of(name: &str) -> &'static [&'static str] {
+    catalogue()
+        .by_name
+        .get(name)
+        .and_then(|&at| KNOWN_RESTAURANTS.get(at))
+        .map_or(&[], |known| known.aliases)
+}
+
 /// Where a message names each catalogue restaurant ([`mention`]'s answer for each, in
 /// catalogue order), the message read once for all of them.
 fn catalogue_mentions(utterance: &Utterance) -> Vec<Option<(usize, usize)>> {
@@ -224,18 +252,8 @@ pub(super) fn named_in(utterance: &Utterance) -> Vec<&'static KnownRestaurant> {
     best
 }
 
-/// Every word of the message that belongs to a restaurant name, so that "Hồng Mai" is
-/// not "mai" (tomorrow), "Ông Tám" not eight people and "Bà Mua" not buying.
-pub(super) fn name_spans<'n>(
-    utterance: &Utterance,
-    names: impl Iterator<Item = (&'n str, &'n [&'n str])>,
-) -> Vec<(usize, usize)> {
-    names
-        .filter_map(|(name, aliases)| mention(utterance, name, aliases))
-        .collect()
-}
-
-/// [`name_spans`] for the whole catalogue.
+/// Every word of the message that belongs to a catalogue restaurant's name, so that
+/// "Hồng Mai" is not "mai" (tomorrow), "Ông Tám" not eight people and "Bà Mua" not buying.
 pub(super) fn catalogue_spans(utterance: &Utterance) -> Vec<(usize, usize)> {
     catalogue_mentions(utterance)
         .into_iter()
@@ -363,15 +381,11 @@ mod tests {
                 })
                 .collect();
             assert_eq!(catalogue_mentions(&said), one_by_one, "{text}");
-            let names: Vec<(&str, &[&str])> = KNOWN_RESTAURANTS
+            let name_by_name: Vec<(usize, usize)> = KNOWN_RESTAURANTS
                 .iter()
-                .map(|r| (r.name, r.aliases))
+                .filter_map(|r| mention(&said, r.name, r.aliases))
                 .collect();
-            assert_eq!(
-                catalogue_spans(&said),
-                name_spans(&said, names.into_iter()),
-                "{text}"
-            );
+            assert_eq!(catalogue_spans(&said), name_by_name, "{text}");
             assert!(
                 !one_by_one.iter().all(Option::is_none) || text.is_empty(),
                 "{text} names no restaurant: the test reads nothing"

@@ -2,7 +2,7 @@
 //! proposed together ("weather this weekend, then a seafood place there" is a getWeather
 //! and a searchRestaurants call in one turn), and the language every reply is written in.
 
-use super::catalogue::{catalogue_spans, name_spans};
+use super::catalogue::catalogue_spans;
 use super::plan_search::seen_restaurants;
 use super::planner::Planner;
 use super::read::{Lang, Utterance};
@@ -15,12 +15,12 @@ use crate::model::ModelMessage;
 pub(super) fn restaurant_spans(user: &Utterance, messages: &[ModelMessage]) -> Vec<(usize, usize)> {
     let seen = seen_restaurants(messages);
     let mut spans = catalogue_spans(user);
-    spans.extend(name_spans(
-        user,
+    // By what people call them too: "Hồng Mai", once shown, is a place, not "mai".
+    spans.extend(
         seen.iter()
             .flatten()
-            .map(|restaurant| (restaurant.name.as_str(), &[] as &[&str])),
-    ));
+            .filter_map(|restaurant| restaurant.mentioned_in(user)),
+    );
     spans
 }
 

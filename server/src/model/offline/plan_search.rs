@@ -1,7 +1,7 @@
 //! The restaurant assistant's search: the searchRestaurants call, the list it returns, and
 //! restaurants seen earlier in the conversation.
 
-use super::catalogue::{mention, named_in};
+use super::catalogue::{aliases_of, mention, named_in};
 use super::planner::{join_names, outcome, text_field, trim_message, Outcome, Planner};
 use super::read::{Lang, Utterance};
 use super::read_request::Request;
@@ -26,6 +26,41 @@ pub(super) struct Restaurant {
     pub(super) cuisine: Option<String>,
     pub(super) price_level: Option<u64>,
     pub(super) slots: Vec<String>,
+}
+
+impl Restaurant {
+    /// What people call the restaurant once a search has shown it, besides its name: the
+    /// catalogue's aliases, and the name without the dish it is named after when two words
+    /// or more are left ("Lã Vọng" for "Chả Cá Lã Vọng", "Thăng Long" for "Chả Cá Thăng
+    /// Long"). Such words can mean other things (a citadel, "ông bà cả nhà"), so they name
+    /// only a place the person has been shown.
+    pub(super) fn spoken_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = aliases_of(&self.name)
+            .iter()
+            .map(|alias| (*alias).to_owned())
+            .collect();
+        let folded = |text: &str| -> Vec<String> {
+            Utterance::new(text)
+                .tokens
+                .into_iter()
+                .map(|token| token.folded)
+                .collect()
+        };
+        let name = folded(&self.name);
+        let dish = self.cuisine.as_deref().map(folded).unwrap_or_default();
+        if !dish.is_empty() && name.len() >= dish.len() + 2 && name.starts_with(&dish) {
+            names.push(name[dish.len()..].join(" "));
+        }
+        names
+    }
+
+    /// Where `utterance` names this restaurant (see [`mention`]), by its name or a
+    /// [`Restaurant::spoken_names`] one.
+    pub(super) fn mentioned_in(&self, utterance: &Utterance) -> Option<(usize, usize)> {
+        let spoken = self.spoken_names();
+        let spoken: Vec<&str> = spoken.iter().map(String::as_str).collect();
+        mention(utterance, &self.name, &spoken)
+    }
 }
 
 pub(super) fn restaurants_of(value: &Value) -> Vec<Restaurant> {
@@ -236,15 +271,16 @@ impl Planner<'_> {
     }
 }
 
-/// The restaurant the message names, if any; the longest name wins ("Phở Thìn Bờ Hồ" over
-/// "Phở Thìn"), then the earliest candidate.
+/// The restaurant the message names, if any, by its name or what people call it
+/// ([`Restaurant::spoken_names`]); the longest name wins ("Phở Thìn Bờ Hồ" over "Phở
+/// Thìn"), then the earliest candidate.
 pub(super) fn name_match<'r>(
     utterance: &Utterance,
     candidates: impl Iterator<Item = &'r Restaurant>,
 ) -> Option<&'r Restaurant> {
     let mut best: Option<(usize, &Restaurant)> = None;
     for restaurant in candidates {
-        if let Some((_, length)) = mention(utterance, &restaurant.name, &[]) {
+        if let Some((_, length)) = restaurant.mentioned_in(utterance) {
             if best.is_none_or(|(best_length, _)| length > best_length) {
                 best = Some((length, restaurant));
             }

@@ -341,3 +341,95 @@ fn words_inside_a_restaurant_name_are_not_details() {
         assert_eq!(args["date"], json!(date), "{text}");
     }
 }
+
+#[test]
+fn a_shown_restaurant_is_booked_by_the_name_people_use_for_it() {
+    // "Thăng Long" is the Hà Nội list's second place without the dish it is named after;
+    // "Hương Liên" is the catalogue's alias for the first. The first of the list was
+    // booked for any name the model did not know.
+    for (text, id) in [
+        (
+            "đặt bàn ở Thăng Long tối mai lúc 19:00 cho 2 người",
+            "hn-cha-ca-thang-long",
+        ),
+        (
+            "Book Thang Long for 2 tomorrow at 7pm",
+            "hn-cha-ca-thang-long",
+        ),
+        (
+            "đặt Hương Liên 2 người 19h ngày mai",
+            "hn-bun-cha-huong-lien",
+        ),
+    ] {
+        let turn = plan(after_search(text));
+        let call = turn.only_call();
+        assert_eq!(call.name, CREATE_BOOKING, "{text}");
+        assert_eq!(arguments(call)["restaurantId"], json!(id), "{text}");
+    }
+}
+
+#[test]
+fn a_short_name_never_shown_is_not_a_restaurant() {
+    // Hà Nội's citadel shares its old name with a restaurant nobody has been shown.
+    let turn = plan(vec![user(
+        "Tìm nhà hàng gần Hoàng thành Thăng Long ở Hà Nội",
+    )]);
+    let args = arguments(turn.only_call());
+    assert_eq!(turn.only_call().name, SEARCH_RESTAURANTS);
+    assert_eq!(args, json!({"city": "Hà Nội"}));
+}
+
+#[test]
+fn a_restaurant_named_by_its_alias_is_searched_for_then_booked() {
+    let text = "Đặt bàn ở Lã Vọng tối mai 19h cho 3 người";
+    let search = plan(vec![user(text)]);
+    assert_eq!(
+        arguments(search.only_call()),
+        json!({"city": "Hà Nội", "cuisine": "chả cá", "partySize": 3, "date": "2026-11-30"})
+    );
+    let results = json!({"ok": true, "restaurants": [
+        {"id": "hn-cha-ca-thang-long", "name": "Chả Cá Thăng Long", "city": "Hà Nội",
+         "cuisine": "chả cá", "freeSlots": []},
+        {"id": "hn-cha-ca-la-vong", "name": "Chả Cá Lã Vọng", "city": "Hà Nội",
+         "cuisine": "chả cá", "freeSlots": []}
+    ]});
+    let history = vec![
+        user(text),
+        search.assistant(),
+        tool_result(&search.only_call().id, SEARCH_RESTAURANTS, &results),
+    ];
+    let booking = plan(history);
+    assert_eq!(
+        arguments(booking.only_call()),
+        json!({"restaurantId": "hn-cha-ca-la-vong", "partySize": 3,
+               "startsAt": "2026-11-30T19:00:00+07:00"})
+    );
+}
+
+#[test]
+fn a_shown_restaurant_called_by_its_short_name_keeps_its_words_out_of_the_details() {
+    // Once Huế's list showed Bánh Khoái Hồng Mai, "Hồng Mai" is that place: its "mai" is
+    // not tomorrow.
+    let mut history = vec![user("Tìm nhà hàng ở Huế")];
+    let search = plan(history.clone());
+    history.push(search.assistant());
+    history.push(tool_result(
+        &search.only_call().id,
+        SEARCH_RESTAURANTS,
+        &json!({"ok": true, "restaurants": [
+            {"id": "hue-com-hen-ba-ca", "name": "Cơm Hến Bà Cả", "city": "Huế",
+             "cuisine": "cơm hến", "freeSlots": []},
+            {"id": "hue-banh-khoai-hong-mai", "name": "Bánh Khoái Hồng Mai", "city": "Huế",
+             "cuisine": "bánh khoái", "freeSlots": []}
+        ]}),
+    ));
+    let listing = plan(history.clone());
+    history.push(listing.assistant());
+    history.push(user("Đặt bàn ở Hồng Mai lúc 19h cho 2 người"));
+    let booking = plan(history);
+    assert_eq!(
+        arguments(booking.only_call()),
+        json!({"restaurantId": "hue-banh-khoai-hong-mai", "partySize": 2,
+               "startsAt": "2026-11-29T19:00:00+07:00"})
+    );
+}

@@ -84,6 +84,23 @@ impl Planner<'_> {
     }
 
     pub(super) fn book(&self, request: &Request) -> Reply {
+        // A day that is over is said so, not searched: an empty search would read as
+        // "nothing free", and a booking as today's table.
+        if let Some(day) = request.details.date(self.today()) {
+            if day < self.today() {
+                let asked = self.day_label(day);
+                return Reply::text(match self.lang {
+                    Lang::Vi => format!(
+                        "{asked} đã qua, nên tôi không đặt bàn cho ngày đó. Bạn muốn đặt vào \
+                         ngày nào?"
+                    ),
+                    Lang::En => format!(
+                        "{asked} has passed, so I can't book a table for it. Which day would \
+                         you like?"
+                    ),
+                });
+            }
+        }
         let searches = self.search_results();
         let seen = searches.iter().rev().flatten();
         if let Some(restaurant) = name_match(&request.said, seen) {

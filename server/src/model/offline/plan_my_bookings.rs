@@ -232,6 +232,12 @@ mod tests {
             "my bookings",
             "list my bookings",
             "Show my bookings please",
+            "Tôi có những đặt bàn nào?",
+            "Tôi có đặt bàn nào không?",
+            "Tôi đã đặt bàn ở đâu?",
+            "What bookings do I have?",
+            "Which reservations do I have this week?",
+            "Where did I book?",
         ] {
             let turn = plan(vec![user(text)]);
             let call = turn.only_call();
@@ -267,6 +273,21 @@ mod tests {
             "{}",
             reply.text
         );
+    }
+
+    #[test]
+    fn asking_for_a_free_table_is_not_asking_for_my_bookings() {
+        for text in [
+            "Đặt bàn nào còn trống tối nay ở Hà Nội?",
+            "Book a table at Chả Cá Thăng Long for 2 tomorrow at 7pm",
+            "Tìm nhà hàng phở ở Hà Nội",
+        ] {
+            let turn = plan(vec![user(text)]);
+            assert!(
+                turn.calls.iter().all(|call| call.name != LIST_BOOKINGS),
+                "{text}: {turn:?}"
+            );
+        }
     }
 
     #[test]

@@ -240,6 +240,16 @@ impl Utterance {
         if let Some(day) = self.weekday_at(index, today) {
             return Some(Days::one(day));
         }
+        // Yesterday is read as yesterday, never as today: the tool then refuses a day that
+        // is over, and the person hears why instead of getting today's table or forecast.
+        let yesterday = match (word, folded) {
+            ("hôm" | "bữa" | "hom" | "bua", _) => self.folded(index + 1) == "qua",
+            (_, "yesterday") => true,
+            _ => false,
+        };
+        if yesterday {
+            return today.pred_opt().map(Days::one);
+        }
         let ahead = match (word, folded) {
             ("hôm" | "bữa", _) | ("hom" | "bua", _) if self.folded(index + 1) == "nay" => 0,
             ("today" | "tonight", _) => 0,
@@ -536,6 +546,19 @@ mod tests {
             Some("2026-12-01")
         );
         assert_eq!(one("hai mươi mốt người", "2026-11-29"), None);
+        // Yesterday stays yesterday, for the tool to refuse: never today.
+        assert_eq!(
+            one("tối hôm qua", "2026-12-01").as_deref(),
+            Some("2026-11-30")
+        );
+        assert_eq!(one("bữa qua", "2027-01-01").as_deref(), Some("2026-12-31"));
+        assert_eq!(one("hom qua", "2026-11-29").as_deref(), Some("2026-11-28"));
+        assert_eq!(
+            one("yesterday at 7pm", "2026-11-29").as_deref(),
+            Some("2026-11-28")
+        );
+        // "qua" alone is "via", "over": no day.
+        assert_eq!(one("đi qua Hồ Gươm", "2026-11-29"), None);
     }
 
     #[test]

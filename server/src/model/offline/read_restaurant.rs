@@ -225,10 +225,17 @@ impl Utterance {
         self.has_folded(concat!(
             "dat cho cua toi|dat ban cua toi|dat cho cua minh|dat ban cua minh|xem dat cho|",
             "xem dat ban|xem cac dat cho|danh sach dat cho|danh sach dat ban|cac dat cho|",
-            "cac dat ban|cho da dat|ban da dat",
+            "cac dat ban|cho da dat|ban da dat|nhung dat ban|nhung dat cho|",
+            // Questions: "tôi có đặt bàn nào không?", "tôi đã đặt bàn ở đâu?". Not "đặt
+            // bàn nào" alone: "đặt bàn nào còn trống" asks for a free table.
+            "toi co dat ban nao|toi co dat cho nao|minh co dat ban nao|minh co dat cho nao|",
+            "da dat ban o dau|da dat cho o dau|lich dat ban|lich dat cho",
         )) || self.has(concat!(
             "my bookings|my booking|my reservations|my reservation|list bookings|",
-            "list my bookings|show my bookings|bookings i have|reservations i have",
+            "list my bookings|show my bookings|bookings i have|reservations i have|",
+            "what bookings|which bookings|what reservations|which reservations|",
+            "bookings do i have|reservations do i have|where did i book|what did i book|",
+            "have i booked",
         ))
     }
 }

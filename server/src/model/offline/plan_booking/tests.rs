@@ -433,3 +433,21 @@ fn a_shown_restaurant_called_by_its_short_name_keeps_its_words_out_of_the_detail
                "startsAt": "2026-11-29T19:00:00+07:00"})
     );
 }
+
+#[test]
+fn a_booking_for_a_day_that_is_over_is_refused_in_words_not_searched() {
+    for (text, said) in [
+        (
+            "Đặt bàn ở Chả Cá Thăng Long hôm qua lúc 19:00 cho 2 người",
+            "đã qua, nên tôi không đặt bàn cho ngày đó",
+        ),
+        (
+            "Book Chả Cá Thăng Long for 2 yesterday at 7pm",
+            "has passed, so I can't book a table for it",
+        ),
+    ] {
+        let turn = plan(vec![user(text)]);
+        assert!(turn.calls.is_empty(), "{text}: {turn:?}");
+        assert!(turn.text.contains(said), "{text}: {}", turn.text);
+    }
+}

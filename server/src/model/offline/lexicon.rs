@@ -144,7 +144,8 @@ pub(super) const RELATIONSHIPS: &[RelationshipRule] = &[
     },
     RelationshipRule {
         kind: RelationshipType::Child,
-        phrases: "con trai|con gái|em bé|con gai|son|daughter|child|children|kid|kids|baby",
+        phrases: "con trai|con gái|em bé|con gai|bé trai|bé gái|be trai|be gai|son|daughter|\
+                  child|children|kid|kids|baby|boy|girl|toddler|nephew|niece",
         ambiguous: false,
     },
     RelationshipRule {

@@ -243,6 +243,30 @@ mod tests {
     }
 
     #[test]
+    fn a_parcel_between_two_places_is_regional_and_grams_are_kilograms() {
+        for (text, expected) in [
+            (
+                "Gửi gói 2kg từ Hà Nội vào Sài Gòn hết bao nhiêu?",
+                r#"{"zone":"regional","weight_kg":2}"#,
+            ),
+            (
+                "ship 500g from Hue to Da Nang",
+                r#"{"zone":"regional","weight_kg":0.5}"#,
+            ),
+            (
+                "gửi 1250 gram từ Đà Lạt ra Nha Trang",
+                r#"{"zone":"regional","weight_kg":1.25}"#,
+            ),
+        ] {
+            let turn = plan_for(Assistant::Shipping, vec![user(text)]);
+            assert_eq!(turn.only_call().arguments, expected, "{text}");
+        }
+        // One place is no zone: the person is asked.
+        let turn = plan_for(Assistant::Shipping, vec![user("gửi 2kg ở Hà Nội")]);
+        assert!(turn.calls.is_empty(), "{turn:?}");
+    }
+
+    #[test]
     fn a_quote_keeps_the_weight_as_typed() {
         for (text, expected) in [
             (

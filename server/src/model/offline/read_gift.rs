@@ -205,6 +205,10 @@ mod tests {
             ),
             ("bạn thân", Some(RelationshipType::Friend)),
             ("Bạn gợi ý quà nhé", None),
+            ("gift for a 5 year old boy", Some(RelationshipType::Child)),
+            ("a present for my niece", Some(RelationshipType::Child)),
+            ("quà cho bé gái 3 tuổi", Some(RelationshipType::Child)),
+            ("gift for my girlfriend", Some(RelationshipType::Partner)),
         ] {
             assert_eq!(Utterance::new(text).relationship(), expected, "{text}");
         }

@@ -45,8 +45,22 @@ impl Utterance {
             (Some(l), Some(r)) if r < l => Some("regional"),
             (Some(_), _) => Some("local"),
             (None, Some(_)) => Some("regional"),
-            (None, None) => None,
+            // "từ Hà Nội vào Sài Gòn", "from Hue to Da Nang": two places are two provinces.
+            (None, None) => (self.places_named() >= 2).then_some("regional"),
         }
+    }
+
+    /// How many different places the message names: cities we serve and places we do not.
+    fn places_named(&self) -> usize {
+        let unserved = crate::tools::city::UNSERVED_PLACES
+            .iter()
+            .filter(|(_, spellings)| {
+                spellings
+                    .iter()
+                    .any(|spelling| self.find(spelling, |t| &t.folded).is_some())
+            })
+            .count();
+        self.cities().len() + unserved
     }
 
     /// The parcel's weight, as JSON number text exactly as written ("2,5 kg" → "2.5").
@@ -113,6 +127,10 @@ fn weight_text(raw: &str) -> Option<String> {
             rest.strip_prefix(unit)
                 .is_some_and(|after| after.chars().next().is_none_or(|c| !c.is_alphanumeric()))
         });
+        let grams = !has_unit && !leading_point && gram_unit(rest, whole.len(), &fraction);
+        if grams {
+            return Some(grams_as_kilograms(&whole, &fraction));
+        }
         if has_unit {
             let (whole, fraction) = if leading_point {
                 ("0".to_owned(), whole)
@@ -130,6 +148,36 @@ fn weight_text(raw: &str) -> Option<String> {
         index = number_end.max(index + 1);
     }
     None
+}
+
+/// Whether `rest` starts with a unit of grams. A bare "g" counts only after three digits
+/// or more ("500g"): "9g", "19g" are hours in Vietnamese ("9 giờ").
+fn gram_unit(rest: &str, whole_digits: usize, fraction: &str) -> bool {
+    let ends_word = |after: &str| after.chars().next().is_none_or(|c| !c.is_alphanumeric());
+    let named = ["grams", "gram", "gam", "gr"]
+        .iter()
+        .any(|unit| rest.strip_prefix(unit).is_some_and(ends_word));
+    named
+        || (whole_digits >= 3
+            && fraction.is_empty()
+            && rest.strip_prefix('g').is_some_and(ends_word))
+}
+
+/// Grams written as `whole`.`fraction`, in kilograms: the decimal point moved three places
+/// on the digits as typed, so "500" is "0.5" and "1250" is "1.25", never via a float.
+fn grams_as_kilograms(whole: &str, fraction: &str) -> String {
+    let whole = whole.trim_start_matches('0');
+    let padded = format!("{whole:0>4}");
+    let (kilos, grams) = padded.split_at(padded.len() - 3);
+    let kilos = kilos.trim_start_matches('0');
+    let kilos = if kilos.is_empty() { "0" } else { kilos };
+    let decimals = format!("{grams}{fraction}");
+    let decimals = decimals.trim_end_matches('0');
+    if decimals.is_empty() {
+        kilos.to_owned()
+    } else {
+        format!("{kilos}.{decimals}")
+    }
 }
 
 #[cfg(test)]
@@ -153,6 +201,16 @@ mod tests {
             ("nặng 2", None),
             ("3 cái", None),
             ("BK-2KG", None),
+            ("500g", Some("0.5")),
+            ("ship 500 g from Hue", Some("0.5")),
+            ("1250 gram", Some("1.25")),
+            ("300 gam", Some("0.3")),
+            ("2,5 gr", Some("0.0025")),
+            ("2000g", Some("2")),
+            ("50 grams", Some("0.05")),
+            // Hours, not grams.
+            ("gửi lúc 9g sáng", None),
+            ("19g tối nay", None),
         ] {
             assert_eq!(weight_text(text).as_deref(), expected, "{text}");
         }

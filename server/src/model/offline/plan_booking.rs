@@ -325,7 +325,16 @@ impl Planner<'_> {
         let named = named_in(&request.said);
         let restaurant = match name_match(&request.said, restaurants.iter()) {
             Some(restaurant) => restaurant,
-            None if named.is_empty() => restaurants.first()?,
+            // No place named: the first with a table free at the time asked for, when the
+            // search gave free times (a place closed by then would only be refused).
+            None if named.is_empty() => {
+                let at = self
+                    .booking_details(&request.details)
+                    .starts_at
+                    .map(|at| at.format("%H:%M").to_string());
+                at.and_then(|at| restaurants.iter().find(|r| r.slots.contains(&at)))
+                    .or_else(|| restaurants.first())?
+            }
             None => {
                 let name = named.first().map_or("", |restaurant| restaurant.name);
                 return Some((

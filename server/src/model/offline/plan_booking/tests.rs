@@ -119,7 +119,7 @@ fn english_booking_with_everything_named() {
 }
 
 #[test]
-fn english_booking_without_a_search_searches_then_books_the_first_result() {
+fn english_booking_without_a_search_searches_then_books_the_first_free_then() {
     let mut history = vec![user("Book a table for 2 in Hanoi tomorrow at 7:30 pm")];
     let search = plan(history.clone());
     assert_eq!(search.only_call().name, SEARCH_RESTAURANTS);
@@ -137,13 +137,14 @@ fn english_booking_without_a_search_searches_then_books_the_first_result() {
     assert!(booking
         .text
         .starts_with("I found 2 restaurant(s):\n- Bún Chả Hương Liên"));
+    // Hương Liên came first but has no table free that day; Thăng Long has 19:30.
     assert!(booking
         .text
-        .ends_with("Let me prepare a booking request for Bún Chả Hương Liên…"));
+        .ends_with("Let me prepare a booking request for Chả Cá Thăng Long…"));
     assert_eq!(booking.only_call().id, "call_2_0");
     assert_eq!(
         arguments(booking.only_call()),
-        json!({"restaurantId": "hn-bun-cha-huong-lien", "partySize": 2,
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
                "startsAt": "2026-11-30T19:30:00+07:00"})
     );
     assert_eq!(booking.finish, FinishReason::ToolCalls);
@@ -450,4 +451,38 @@ fn a_booking_for_a_day_that_is_over_is_refused_in_words_not_searched() {
         assert!(turn.calls.is_empty(), "{text}: {turn:?}");
         assert!(turn.text.contains(said), "{text}: {}", turn.text);
     }
+}
+
+#[test]
+fn with_no_place_named_the_first_free_at_the_time_asked_is_booked() {
+    let text = "Book a table for 2 at 8:30pm tomorrow somewhere with pho in Hanoi";
+    let search = plan(vec![user(text)]);
+    assert_eq!(search.only_call().name, SEARCH_RESTAURANTS);
+    let slot = |at: &str| json!({"startsAt": format!("2026-11-30T{at}:00+07:00"), "seatsLeft": 4});
+    let results = json!({"ok": true, "restaurants": [
+        {"id": "hn-pho-bat-dan", "name": "Phở Gia Truyền Bát Đàn", "city": "Hà Nội",
+         "cuisine": "phở", "freeSlots": [slot("06:00"), slot("09:30")]},
+        {"id": "hn-pho-thin", "name": "Phở Thìn Lò Đúc", "city": "Hà Nội",
+         "cuisine": "phở", "freeSlots": [slot("20:00"), slot("20:30")]}
+    ]});
+    let history = vec![
+        user(text),
+        search.assistant(),
+        tool_result(&search.only_call().id, SEARCH_RESTAURANTS, &results),
+    ];
+    let booking = plan(history.clone());
+    assert_eq!(
+        arguments(booking.only_call())["restaurantId"],
+        json!("hn-pho-thin")
+    );
+    // Nobody free then: the first of the list, for the tool to say why not.
+    let mut full = results.clone();
+    full["restaurants"][1]["freeSlots"] = json!([slot("21:00")]);
+    let mut history = history;
+    history[2] = tool_result(&search.only_call().id, SEARCH_RESTAURANTS, &full);
+    let booking = plan(history);
+    assert_eq!(
+        arguments(booking.only_call())["restaurantId"],
+        json!("hn-pho-bat-dan")
+    );
 }

@@ -291,7 +291,9 @@ pub(super) fn name_match<'r>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{after_search, arguments, plan, tool_result, user};
+    use super::super::testing::{
+        after_search, arguments, plan, tool_result, user, validation_error,
+    };
     use super::*;
     use crate::model::{FinishReason, ProposedCall};
     use serde_json::json;
@@ -375,5 +377,28 @@ mod tests {
              (city, cuisine, party size or date)."
         );
         assert!(turn.calls.is_empty());
+    }
+
+    #[test]
+    fn a_refused_search_says_why_it_did_not_search() {
+        let text = "Find chả cá in Hanoi for 30 people tomorrow";
+        let search = plan(vec![user(text)]);
+        let call = search.only_call();
+        assert_eq!(arguments(call)["partySize"], json!(30));
+        let refused = validation_error(SEARCH_RESTAURANTS, &call.arguments);
+        let reply = plan(vec![
+            user(text),
+            search.assistant(),
+            tool_result(&call.id, SEARCH_RESTAURANTS, &refused),
+        ]);
+        assert!(reply.calls.is_empty(), "{reply:?}");
+        assert!(
+            reply
+                .text
+                .contains("Sorry, I couldn't search for restaurants: ")
+                && reply.text.contains("20"),
+            "{}",
+            reply.text
+        );
     }
 }

@@ -404,7 +404,7 @@ impl<'a> Planner<'a> {
         }
         match self.lang {
             Lang::Vi => format!("Xin lỗi, tôi không tìm được nhà hàng: {quoted}."),
-            Lang::En => format!("Sorry, the restaurant search failed: {quoted}."),
+            Lang::En => format!("Sorry, I couldn't search for restaurants: {quoted}."),
         }
     }
 

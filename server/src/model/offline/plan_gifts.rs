@@ -1,7 +1,7 @@
 //! The gift assistant: suggest_gifts from what the person said, then a draft and a checkout
 //! bought once, with a key taken from the draft.
 
-use super::planner::{outcome, text_field, trim_message, Outcome, Planner};
+use super::planner::{outcome, plural, text_field, trim_message, Outcome, Planner};
 use super::read::{Lang, Utterance};
 use super::read_gift::ItemRef;
 use super::read_money::{vnd, Budget};
@@ -263,7 +263,8 @@ impl Planner<'_> {
                         format!("Danh sách gợi ý chỉ có {count} món. Bạn muốn mua món số mấy?")
                     }
                     Lang::En => format!(
-                        "The list only has {count} gift(s). Which number would you like to buy?"
+                        "The list only has {count} {}. Which number would you like to buy?",
+                        plural(count, "gift", "gifts")
                     ),
                 });
             }
@@ -324,7 +325,10 @@ impl Planner<'_> {
         let count = gifts.len();
         let mut lines = vec![match self.lang {
             Lang::Vi => format!("Tôi gợi ý {count} món quà:"),
-            Lang::En => format!("Here are {count} gift idea(s):"),
+            Lang::En => format!(
+                "Here are {count} {}:",
+                plural(count, "gift idea", "gift ideas")
+            ),
         }];
         for (index, gift) in gifts.iter().enumerate() {
             let number = index + 1;

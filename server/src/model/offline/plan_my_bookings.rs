@@ -1,6 +1,6 @@
 //! The person's own bookings: listing them and cancelling one (always by its id).
 
-use super::planner::{quoted_field, text_field, trim_message, Planner};
+use super::planner::{plural, quoted_field, text_field, trim_message, Planner};
 use super::read::Lang;
 use super::reply::Reply;
 use super::{CANCEL_BOOKING, LIST_BOOKINGS};
@@ -83,7 +83,7 @@ impl Planner<'_> {
         let count = bookings.len();
         let mut lines = vec![match self.lang {
             Lang::Vi => format!("Bạn có {count} đặt chỗ:"),
-            Lang::En => format!("You have {count} booking(s):"),
+            Lang::En => format!("You have {count} {}:", plural(count, "booking", "bookings")),
         }];
         for booking in bookings.iter().take(LISTED_BOOKINGS) {
             lines.push(self.booking_line(booking));
@@ -267,7 +267,7 @@ mod tests {
         );
         assert!(
             reply.text.starts_with(
-                "You have 2 booking(s):\n- BK-1A2B3C4D — Chả Cá Thăng Long, 30/11/2026 19:00, \
+                "You have 2 bookings:\n- BK-1A2B3C4D — Chả Cá Thăng Long, 30/11/2026 19:00, \
                  party of 4 (confirmed)"
             ),
             "{}",

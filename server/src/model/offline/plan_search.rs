@@ -2,7 +2,7 @@
 //! restaurants seen earlier in the conversation.
 
 use super::catalogue::{aliases_of, mention, named_in};
-use super::planner::{join_names, outcome, text_field, trim_message, Outcome, Planner};
+use super::planner::{join_names, outcome, plural, text_field, trim_message, Outcome, Planner};
 use super::read::{Lang, Utterance};
 use super::read_request::Request;
 use super::reply::Reply;
@@ -223,7 +223,10 @@ impl Planner<'_> {
             (Lang::Vi, true) => {
                 format!("Tôi tìm được {count} nhà hàng, đây là {LISTED_RESTAURANTS} nơi đầu tiên:")
             }
-            (Lang::En, false) => format!("I found {count} restaurant(s):"),
+            (Lang::En, false) => format!(
+                "I found {count} {}:",
+                plural(count, "restaurant", "restaurants")
+            ),
             (Lang::En, true) => {
                 format!("I found {count} restaurants; here are the first {LISTED_RESTAURANTS}:")
             }
@@ -400,5 +403,24 @@ mod tests {
             "{}",
             reply.text
         );
+    }
+
+    #[test]
+    fn english_counts_say_one_restaurant_and_two_restaurants() {
+        let text = "Find restaurants in Hanoi";
+        let search = plan(vec![user(text)]);
+        let call = search.only_call();
+        let mut results = super::super::testing::hanoi_search();
+        let reply = |results: &Value| {
+            plan(vec![
+                user(text),
+                search.assistant(),
+                tool_result(&call.id, SEARCH_RESTAURANTS, results),
+            ])
+            .text
+        };
+        assert!(reply(&results).starts_with("I found 2 restaurants:\n"));
+        results["restaurants"].as_array_mut().unwrap().truncate(1);
+        assert!(reply(&results).starts_with("I found 1 restaurant:\n"));
     }
 }

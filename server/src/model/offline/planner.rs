@@ -6,7 +6,7 @@ use super::plan_search::restaurants_of;
 use super::read::{Lang, Utterance};
 use super::read_request::{requests, Request};
 pub(super) use super::read_result::{
-    join_names, outcome, quoted_field, text_field, trim_message, Outcome,
+    join_names, outcome, plural, quoted_field, text_field, trim_message, Outcome,
 };
 use super::reply::Reply;
 use super::{

@@ -7,6 +7,16 @@ use shared::tools::{ErrorCode, ToolError};
 /// Error messages come from tools; a bound keeps a runaway message out of the reply.
 const QUOTED_MESSAGE_CHARS: usize = 300;
 
+/// The English noun for `count` things: "1 restaurant", "2 restaurants" (a Vietnamese
+/// noun does not change).
+pub(super) fn plural(count: usize, one: &'static str, many: &'static str) -> &'static str {
+    if count == 1 {
+        one
+    } else {
+        many
+    }
+}
+
 pub(super) fn join_names(names: &[&str], lang: Lang) -> String {
     match names {
         [] => String::new(),

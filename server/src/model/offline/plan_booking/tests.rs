@@ -136,7 +136,7 @@ fn english_booking_without_a_search_searches_then_books_the_first_free_then() {
     let booking = plan(history.clone());
     assert!(booking
         .text
-        .starts_with("I found 2 restaurant(s):\n- Bún Chả Hương Liên"));
+        .starts_with("I found 2 restaurants:\n- Bún Chả Hương Liên"));
     // Hương Liên came first but has no table free that day; Thăng Long has 19:30.
     assert!(booking
         .text

@@ -50,19 +50,6 @@ impl Utterance {
         }
     }
 
-    /// How many different places the message names: cities we serve and places we do not.
-    fn places_named(&self) -> usize {
-        let unserved = crate::tools::city::UNSERVED_PLACES
-            .iter()
-            .filter(|(_, spellings)| {
-                spellings
-                    .iter()
-                    .any(|spelling| self.find(spelling, |t| &t.folded).is_some())
-            })
-            .count();
-        self.cities().len() + unserved
-    }
-
     /// The parcel's weight, as JSON number text exactly as written ("2,5 kg" → "2.5").
     pub(super) fn weight(&self) -> Option<String> {
         weight_text(&self.raw)
@@ -123,10 +110,7 @@ fn weight_text(raw: &str) -> Option<String> {
             unit_start += 1;
         }
         let rest = &lower[byte(unit_start)..];
-        let has_unit = WEIGHT_UNITS.iter().any(|unit| {
-            rest.strip_prefix(unit)
-                .is_some_and(|after| after.chars().next().is_none_or(|c| !c.is_alphanumeric()))
-        });
+        let has_unit = WEIGHT_UNITS.iter().any(|unit| starts_with_unit(rest, unit));
         let grams = !has_unit && !leading_point && gram_unit(rest, whole.len(), &fraction);
         if grams {
             return Some(grams_as_kilograms(&whole, &fraction));
@@ -153,14 +137,16 @@ fn weight_text(raw: &str) -> Option<String> {
 /// Whether `rest` starts with a unit of grams. A bare "g" counts only after three digits
 /// or more ("500g"): "9g", "19g" are hours in Vietnamese ("9 giờ").
 fn gram_unit(rest: &str, whole_digits: usize, fraction: &str) -> bool {
-    let ends_word = |after: &str| after.chars().next().is_none_or(|c| !c.is_alphanumeric());
-    let named = ["grams", "gram", "gam", "gr"]
+    ["grams", "gram", "gam", "gr"]
         .iter()
-        .any(|unit| rest.strip_prefix(unit).is_some_and(ends_word));
-    named
-        || (whole_digits >= 3
-            && fraction.is_empty()
-            && rest.strip_prefix('g').is_some_and(ends_word))
+        .any(|unit| starts_with_unit(rest, unit))
+        || (whole_digits >= 3 && fraction.is_empty() && starts_with_unit(rest, "g"))
+}
+
+/// Whether `rest` starts with the word `unit` ("kg" in "kg nội thành", not in "kgx").
+fn starts_with_unit(rest: &str, unit: &str) -> bool {
+    rest.strip_prefix(unit)
+        .is_some_and(|after| after.chars().next().is_none_or(|c| !c.is_alphanumeric()))
 }
 
 /// Grams written as `whole`.`fraction`, in kilograms: the decimal point moved three places

@@ -90,17 +90,23 @@ impl Utterance {
         if !self.cities().is_empty() {
             return None;
         }
-        UNSERVED_PLACES
-            .iter()
-            .filter_map(|(name, spellings)| {
-                let first = spellings
-                    .iter()
-                    .filter_map(|spelling| self.find(spelling, |t| &t.folded))
-                    .min()?;
-                Some((first, *name))
-            })
-            .min()
-            .map(|(_, name)| name)
+        self.unserved_mentions().min().map(|(_, name)| name)
+    }
+
+    /// How many different places the message names: cities we serve and places we do not.
+    pub(super) fn places_named(&self) -> usize {
+        self.cities().len() + self.unserved_mentions().count()
+    }
+
+    /// Each place we have no data for that the message names, with where it first does.
+    fn unserved_mentions(&self) -> impl Iterator<Item = (usize, &'static str)> + '_ {
+        UNSERVED_PLACES.iter().filter_map(|(name, spellings)| {
+            let first = spellings
+                .iter()
+                .filter_map(|spelling| self.find(spelling, |t| &t.folded))
+                .min()?;
+            Some((first, *name))
+        })
     }
 
     pub(super) fn party_size(&self) -> Option<u8> {

@@ -15,6 +15,7 @@ mod health;
 mod idempotency_http;
 mod injection;
 mod limits;
+mod memory;
 mod oauth;
 mod owners;
 mod pages;

@@ -17,6 +17,11 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
+    /// The process's id, to read its `/proc` entries.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the process at once, as a power cut or OOM kill would (no graceful shutdown).
     pub fn kill9(&mut self) {
         let _ = self.child.kill();

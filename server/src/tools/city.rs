@@ -92,6 +92,37 @@ pub const UNSERVED_PLACES: [(&str, &[&str]); 9] = [
     ("Hải Phòng", &["hai phong", "haiphong"]),
 ];
 
+/// Places abroad people ask about, with their folded spellings. Like [`UNSERVED_PLACES`]
+/// they get "no data there", not "which city?"; unlike them they are not a second
+/// Vietnamese province, so a parcel sent there is not quoted as regional. A place has one
+/// entry per language it is typed in, so the reply names it as the person did.
+pub const FOREIGN_PLACES: [(&str, &[&str]); 24] = [
+    ("Tokyo", &["tokyo"]),
+    ("Osaka", &["osaka"]),
+    ("Seoul", &["seoul"]),
+    ("Bangkok", &["bangkok"]),
+    ("Singapore", &["singapore"]),
+    ("Kuala Lumpur", &["kuala lumpur"]),
+    ("Phnom Penh", &["phnom penh", "phnompenh"]),
+    ("Vientiane", &["vientiane"]),
+    ("Viêng Chăn", &["vieng chan"]),
+    ("Beijing", &["beijing"]),
+    ("Bắc Kinh", &["bac kinh"]),
+    ("Shanghai", &["shanghai"]),
+    ("Thượng Hải", &["thuong hai"]),
+    ("Hong Kong", &["hong kong", "hongkong"]),
+    ("Taipei", &["taipei"]),
+    ("Paris", &["paris"]),
+    ("London", &["london"]),
+    ("Luân Đôn", &["luan don"]),
+    ("New York", &["new york"]),
+    ("Los Angeles", &["los angeles"]),
+    ("Sydney", &["sydney"]),
+    ("Melbourne", &["melbourne"]),
+    ("Berlin", &["berlin"]),
+    ("Moscow", &["moscow"]),
+];
+
 /// The canonical names joined for messages: "Hà Nội, TP. Hồ Chí Minh, Đà Lạt, Đà Nẵng, Huế".
 pub fn cities_list() -> String {
     CITIES.join(", ")
@@ -309,6 +340,7 @@ mod tests {
         });
         let unserved = UNSERVED_PLACES
             .iter()
+            .chain(&FOREIGN_PLACES)
             .flat_map(|(name, spellings)| spellings.iter().map(|spelling| (*name, *spelling)));
         for (name, spelling) in served.chain(unserved) {
             assert_eq!(words(spelling), spelling, "{spelling:?} is not folded");
@@ -316,7 +348,7 @@ mod tests {
             let first = owner.entry(spelling.replace(' ', "")).or_insert(name);
             assert_eq!(*first, name, "{spelling:?}");
         }
-        for (name, _) in UNSERVED_PLACES {
+        for (name, _) in UNSERVED_PLACES.iter().chain(&FOREIGN_PLACES) {
             assert_eq!(canonical_city(name), None, "{name}");
         }
     }

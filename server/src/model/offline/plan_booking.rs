@@ -18,7 +18,7 @@ use shared::tools::{ErrorCode, ToolError, ToolName};
 #[derive(Debug, Clone, Default, PartialEq)]
 struct BookingArgs {
     restaurant_id: Option<String>,
-    party_size: Option<u8>,
+    party_size: Option<u16>,
     starts_at: Option<DateTime<FixedOffset>>,
 }
 
@@ -51,7 +51,7 @@ impl BookingArgs {
                 party_size: object
                     .get("partySize")
                     .and_then(Value::as_u64)
-                    .and_then(|n| u8::try_from(n).ok())
+                    .and_then(|n| u16::try_from(n).ok())
                     .filter(|n| *n > 0),
                 starts_at: object
                     .get("startsAt")
@@ -243,7 +243,7 @@ impl Planner<'_> {
         if details.party_size.is_none() {
             // A bare "4" answers "how many people?".
             if let [only] = said.tokens.as_slice() {
-                details.party_size = number(&only.lower);
+                details.party_size = number(&only.lower).map(u16::from);
             }
         }
         if !details.supplies_anything() && said.date(self.today()).is_none() {

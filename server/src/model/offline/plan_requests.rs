@@ -177,6 +177,23 @@ mod tests {
                 "Xin lỗi, tôi chưa có dữ liệu ở Nha Trang.",
             ),
             ("weather in Hoi An", "Sorry, I have no data for Hội An."),
+            // Places abroad: no data there, not "which city?".
+            (
+                "What's the weather in Tokyo?",
+                "Sorry, I have no data for Tokyo.",
+            ),
+            (
+                "Thời tiết ở Bangkok thế nào?",
+                "Xin lỗi, tôi chưa có dữ liệu ở Bangkok.",
+            ),
+            (
+                "Find restaurants in Paris",
+                "Sorry, I have no data for Paris.",
+            ),
+            (
+                "Đặt bàn ở Bắc Kinh tối mai cho 2 người",
+                "Xin lỗi, tôi chưa có dữ liệu ở Bắc Kinh.",
+            ),
         ] {
             let turn = plan(vec![user(text)]);
             assert!(turn.calls.is_empty(), "{text}: {turn:?}");

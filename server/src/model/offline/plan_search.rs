@@ -384,25 +384,41 @@ mod tests {
 
     #[test]
     fn a_refused_search_says_why_it_did_not_search() {
-        let text = "Find chả cá in Hanoi for 30 people tomorrow";
-        let search = plan(vec![user(text)]);
-        let call = search.only_call();
-        assert_eq!(arguments(call)["partySize"], json!(30));
-        let refused = validation_error(SEARCH_RESTAURANTS, &call.arguments);
-        let reply = plan(vec![
-            user(text),
-            search.assistant(),
-            tool_result(&call.id, SEARCH_RESTAURANTS, &refused),
-        ]);
-        assert!(reply.calls.is_empty(), "{reply:?}");
-        assert!(
-            reply
-                .text
-                .contains("Sorry, I couldn't search for restaurants: ")
-                && reply.text.contains("20"),
-            "{}",
-            reply.text
-        );
+        // Counts past the tool's limit are passed on as said, so the tool's refusal (with
+        // its limit) is what the person reads, never a question for a count already given.
+        for (text, size, sorry) in [
+            (
+                "Find chả cá in Hanoi for 30 people tomorrow",
+                30,
+                "Sorry, I couldn't search for restaurants: ",
+            ),
+            (
+                "Book a table for 500 people tomorrow at 7pm in Hanoi",
+                500,
+                "Sorry, I couldn't search for restaurants: ",
+            ),
+            (
+                "Đặt bàn cho 120 khách tối mai ở Hà Nội",
+                120,
+                "Xin lỗi, tôi không tìm được nhà hàng: ",
+            ),
+        ] {
+            let search = plan(vec![user(text)]);
+            let call = search.only_call();
+            assert_eq!(arguments(call)["partySize"], json!(size), "{text}");
+            let refused = validation_error(SEARCH_RESTAURANTS, &call.arguments);
+            let reply = plan(vec![
+                user(text),
+                search.assistant(),
+                tool_result(&call.id, SEARCH_RESTAURANTS, &refused),
+            ]);
+            assert!(reply.calls.is_empty(), "{text}: {reply:?}");
+            assert!(
+                reply.text.contains(sorry) && reply.text.contains("20"),
+                "{text}: {}",
+                reply.text
+            );
+        }
     }
 
     #[test]

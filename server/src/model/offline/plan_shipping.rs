@@ -86,6 +86,20 @@ impl Planner<'_> {
         if zone.is_none() && weight.is_none() && !self.user.is_shipping() && !asked {
             return None;
         }
+        if let Some(place) = self.user.place_abroad() {
+            // Both zones are inside the country: a quote would price a parcel that the
+            // service does not carry.
+            return Some(Reply::text(match self.lang {
+                Lang::Vi => format!(
+                    "Xin lỗi, tôi chỉ báo giá gửi hàng trong Việt Nam (nội thành hoặc liên \
+                     tỉnh), mà {place} ở nước ngoài."
+                ),
+                Lang::En => format!(
+                    "Sorry, I can only quote shipping within Vietnam (local or regional), and \
+                     {place} is abroad."
+                ),
+            }));
+        }
         let refines = zone.is_some() || weight.is_some();
         for earlier in self.open_request_messages(SHIPPING_QUOTE) {
             zone = zone.or_else(|| earlier.zone());
@@ -337,6 +351,17 @@ mod tests {
             (
                 "local shipping quote please",
                 "How many kilograms does the parcel weigh?",
+            ),
+            // Both zones are inside Vietnam: two places, one abroad, are not "regional".
+            (
+                "Ship a 2kg parcel from Hanoi to Tokyo",
+                "Sorry, I can only quote shipping within Vietnam (local or regional), and Tokyo \
+                 is abroad.",
+            ),
+            (
+                "Gửi 3kg từ Singapore về Sài Gòn",
+                "Xin lỗi, tôi chỉ báo giá gửi hàng trong Việt Nam (nội thành hoặc liên tỉnh), mà \
+                 Singapore ở nước ngoài.",
             ),
         ] {
             let turn = plan_for(Assistant::Shipping, vec![user(text)]);

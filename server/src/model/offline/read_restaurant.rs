@@ -3,7 +3,7 @@
 
 use super::lexicon::CUISINES;
 use super::read::{digits, is_one_of, Lang, PhraseIndex, Utterance};
-use crate::tools::city::{CITY_LEXICON, UNSERVED_PLACES};
+use crate::tools::city::{CITY_LEXICON, FOREIGN_PLACES, UNSERVED_PLACES};
 use std::sync::LazyLock;
 
 /// Every spelling of a city we serve (with its index in `CITY_LEXICON`) and of a place we
@@ -15,11 +15,14 @@ fn places() -> &'static PhraseIndex<Option<usize>> {
                 .iter()
                 .map(move |spelling| ((*spelling).to_owned(), Some(at)))
         });
-        let unserved = UNSERVED_PLACES.iter().flat_map(|(_, spellings)| {
-            spellings
-                .iter()
-                .map(|spelling| ((*spelling).to_owned(), None))
-        });
+        let unserved = UNSERVED_PLACES
+            .iter()
+            .chain(&FOREIGN_PLACES)
+            .flat_map(|(_, spellings)| {
+                spellings
+                    .iter()
+                    .map(|spelling| ((*spelling).to_owned(), None))
+            });
         PhraseIndex::new(served.chain(unserved))
     });
     &PLACES
@@ -98,9 +101,23 @@ impl Utterance {
         self.cities().len() + self.unserved_mentions().count()
     }
 
+    /// The first place abroad the message names ("Tokyo"), whatever else it names.
+    pub(super) fn place_abroad(&self) -> Option<&'static str> {
+        self.mentions(&FOREIGN_PLACES).min().map(|(_, name)| name)
+    }
+
     /// Each place we have no data for that the message names, with where it first does.
     fn unserved_mentions(&self) -> impl Iterator<Item = (usize, &'static str)> + '_ {
-        UNSERVED_PLACES.iter().filter_map(|(name, spellings)| {
+        self.mentions(&UNSERVED_PLACES)
+            .chain(self.mentions(&FOREIGN_PLACES))
+    }
+
+    /// Each of `places` that the message names, with where it first does.
+    fn mentions<'a>(
+        &'a self,
+        places: &'static [(&'static str, &'static [&'static str])],
+    ) -> impl Iterator<Item = (usize, &'static str)> + 'a {
+        places.iter().filter_map(|(name, spellings)| {
             let first = spellings
                 .iter()
                 .filter_map(|spelling| self.find(spelling, |t| &t.folded))
@@ -109,7 +126,10 @@ impl Utterance {
         })
     }
 
-    pub(super) fn party_size(&self) -> Option<u8> {
+    /// How many people the table is for. Counts past what a booking takes ("500 people")
+    /// are read all the same: the tools refuse them with their limit, where a count left
+    /// out would be asked for again as if never said.
+    pub(super) fn party_size(&self) -> Option<u16> {
         const UNITS: &str =
             "người|nguoi|ng|khách|khach|people|persons|person|guests|guest|pax|adults|adult";
         // "for 7 pm", "cho 3 ngày" and "for 3 days" are not parties.
@@ -117,7 +137,13 @@ impl Utterance {
                                    ngày|ngay|đêm|dem|tiếng|tieng|minutes|min|phút|phut|rưỡi|ruoi|\
                                    tháng|thang|kg|ký|ky";
         for index in 0..self.tokens.len() {
-            let Some((count, length)) = self.number_at(index) else {
+            // Digits first: `number_at` reads words and numbers only up to 99.
+            let number = digits(self.lower(index))
+                .and_then(|n| u16::try_from(n).ok())
+                .filter(|n| *n > 0)
+                .map(|n| (n, 1))
+                .or_else(|| self.number_at(index).map(|(n, length)| (n.into(), length)));
+            let Some((count, length)) = number else {
                 continue;
             };
             let unit = self.lower(index + length);
@@ -133,8 +159,8 @@ impl Utterance {
                     .folded
                     .strip_suffix(unit)
                     .and_then(digits)
-                    .and_then(|n| u8::try_from(n).ok())
-                    .filter(|n| (1..=99).contains(n));
+                    .and_then(|n| u16::try_from(n).ok())
+                    .filter(|n| *n > 0);
                 if count.is_some() {
                     return count;
                 }
@@ -171,7 +197,7 @@ impl Utterance {
             }
             let after = self.lower(index + 1 + length);
             if !is_one_of(NOT_A_PARTY, after) && !after.contains(':') {
-                return Some(count);
+                return Some(count.into());
             }
         }
         None
@@ -287,7 +313,12 @@ mod tests {
             let mut spans: Vec<(usize, usize)> = CITY_LEXICON
                 .iter()
                 .flat_map(|city| city.spellings.iter())
-                .chain(UNSERVED_PLACES.iter().flat_map(|(_, s)| s.iter()))
+                .chain(
+                    UNSERVED_PLACES
+                        .iter()
+                        .chain(&FOREIGN_PLACES)
+                        .flat_map(|(_, s)| s.iter()),
+                )
                 .flat_map(|s| {
                     let length = s.split(' ').count();
                     said.positions_folded(s)

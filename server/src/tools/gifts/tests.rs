@@ -228,6 +228,22 @@ async fn suggestions_match_interests_relationship_age_and_budget() {
 }
 
 #[tokio::test]
+async fn someone_who_loves_cooking_gets_kitchen_gifts_not_a_coffee_grinder() {
+    let (ctx, _db) = context().await;
+    let input = SuggestGiftsInput {
+        interests: vec!["nấu ăn".into()],
+        ..ask(RelationshipType::Parent)
+    };
+    let output = suggest(&input, &ctx).await.unwrap();
+    let ids: Vec<&str> = output.gifts.iter().map(|g| g.gift_id.as_str()).collect();
+    assert_eq!(ids.len(), MAX_SUGGESTIONS, "{ids:?}");
+    assert!(!ids.contains(&"g-may-xay-ca-phe-tay"), "{ids:?}");
+    for gift in &output.gifts {
+        assert_eq!(gift.matched_interests, ["nấu ăn"], "{}", gift.gift_id);
+    }
+}
+
+#[tokio::test]
 async fn equal_matches_rank_by_closeness_to_the_budget_middle() {
     let (ctx, _db) = context().await;
     let input = SuggestGiftsInput {

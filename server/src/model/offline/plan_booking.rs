@@ -5,12 +5,14 @@ use super::catalogue::{named_in, KnownRestaurant};
 use super::plan_search::{name_match, Restaurant};
 use super::planner::{join_names, quoted_field, text_field, Outcome, Planner};
 use super::read::{number, Lang, Utterance};
+use super::read_gift::ItemRef;
 use super::read_request::{Intent, Request};
+use super::read_result::plural;
 use super::read_when::{local, next_occurrence, rfc3339};
 use super::reply::{Call, Reply};
 use super::{CREATE_BOOKING, SEARCH_RESTAURANTS};
 use crate::model::ModelMessage;
-use chrono::{DateTime, FixedOffset};
+use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::{Map, Value};
 use shared::tools::{ErrorCode, ToolError, ToolName};
 
@@ -83,6 +85,41 @@ impl Planner<'_> {
         }
     }
 
+    /// What `details` say about a booking at a restaurant of the latest search, with what
+    /// was said to that search and not repeated: "Italian in Saigon for 6 on Friday
+    /// night", then "book the first one at 8pm", is a table for 6 on Friday at 8pm, not a
+    /// table tonight for a number of people to ask again.
+    fn booking_details_after_search(&self, details: &Utterance) -> BookingArgs {
+        let mut args = self.booking_details(details);
+        let filters = self
+            .proposed_calls()
+            .rev()
+            .find(|call| call.name == SEARCH_RESTAURANTS)
+            .and_then(|call| serde_json::from_str::<Value>(&call.arguments).ok());
+        let Some(Value::Object(filters)) = filters else {
+            return args;
+        };
+        if args.party_size.is_none() {
+            args.party_size = filters
+                .get("partySize")
+                .and_then(Value::as_u64)
+                .and_then(|n| u16::try_from(n).ok())
+                .filter(|n| *n > 0);
+        }
+        // Only a time was said: it is on the day searched, unless that day is over.
+        let searched_day = filters
+            .get("date")
+            .and_then(Value::as_str)
+            .and_then(|day| day.parse::<NaiveDate>().ok())
+            .filter(|day| *day >= self.today());
+        if let (None, Some(day), Some(at)) =
+            (details.date(self.today()), searched_day, args.starts_at)
+        {
+            args.starts_at = local(day, at.time()).or(args.starts_at);
+        }
+        args
+    }
+
     pub(super) fn book(&self, request: &Request) -> Reply {
         // A day that is over is said so, not searched: an empty search would read as
         // "nothing free", and a booking as today's table.
@@ -106,7 +143,35 @@ impl Planner<'_> {
         if let Some(restaurant) = name_match(&request.said, seen) {
             let args = BookingArgs {
                 restaurant_id: Some(restaurant.id.clone()),
-                ..self.booking_details(&request.details)
+                ..self.booking_details_after_search(&request.details)
+            };
+            return self.booking_call(&args);
+        }
+        // "the second one": a place of the latest list by its rank, not the list's first.
+        if let (Some(reference), Some(list)) =
+            (request.details.restaurant_reference(), searches.last())
+        {
+            let picked = match reference {
+                ItemRef::Nth(nth) => nth.checked_sub(1).and_then(|at| list.get(at)),
+                ItemRef::Last => list.last(),
+            };
+            let Some(restaurant) = picked else {
+                let count = list.len();
+                return Reply::text(match self.lang {
+                    Lang::Vi => format!(
+                        "Lần tìm vừa rồi chỉ có {count} nhà hàng, nên tôi chưa đặt bàn. Bạn \
+                         muốn đặt ở nhà hàng nào?"
+                    ),
+                    Lang::En => format!(
+                        "The last search found only {count} {}, so nothing is booked. Which \
+                         one would you like?",
+                        plural(count, "restaurant", "restaurants")
+                    ),
+                });
+            };
+            let args = BookingArgs {
+                restaurant_id: Some(restaurant.id.clone()),
+                ..self.booking_details_after_search(&request.details)
             };
             return self.booking_call(&args);
         }
@@ -134,7 +199,7 @@ impl Planner<'_> {
             if same_city {
                 let args = BookingArgs {
                     restaurant_id: Some(restaurant.id.clone()),
-                    ..self.booking_details(&request.details)
+                    ..self.booking_details_after_search(&request.details)
                 };
                 return self.booking_call(&args);
             }

@@ -166,7 +166,7 @@ fn vietnamese_weekday(utterance: &Utterance, index: usize) -> Option<(Weekday, u
         return weekday_number(number).map(|day| (day, 1));
     }
     // Unaccented "thu" is also "thử" (try) or autumn: only before a day's number.
-    if word != "thứ" && word != "thu" {
+    if (word != "thứ" && word != "thu") || utterance.is_rank_word(index) {
         return None;
     }
     let next = utterance.lower(index + 1);

@@ -2,7 +2,8 @@
 //! and cuisine named, the party size, and the person's own bookings.
 
 use super::lexicon::CUISINES;
-use super::read::{digits, is_one_of, Lang, PhraseIndex, Utterance};
+use super::read::{digits, is_one_of, number, Lang, PhraseIndex, Utterance};
+use super::read_gift::ItemRef;
 use crate::tools::city::{CITY_LEXICON, FOREIGN_PLACES, UNSERVED_PLACES};
 use std::sync::LazyLock;
 
@@ -124,6 +125,64 @@ impl Utterance {
                 .min()?;
             Some((first, *name))
         })
+    }
+
+    /// Whether word `index` is the "thứ" of a place's rank ("quán thứ 2", "nhà hàng thứ
+    /// ba"), which is then not a weekday ("tối thứ 2" is Monday evening).
+    pub(super) fn is_rank_word(&self, index: usize) -> bool {
+        const PLACE_WORDS: &str = "quán|quan|hàng|hang|cái|cai|chỗ";
+        matches!(self.lower(index), "thứ" | "thu")
+            && index
+                .checked_sub(1)
+                .is_some_and(|before| is_one_of(PLACE_WORDS, self.lower(before)))
+    }
+
+    /// Which restaurant of the last list: "the second one", "the 2nd", "#3", "quán số 2",
+    /// "nhà hàng thứ 2", "quán đầu tiên", "the last one". Unlike a gift list's reader,
+    /// "thứ hai" and "thứ 6" alone are weekdays (Monday, Friday), and "cuối tuần" is the
+    /// weekend: an ordinal there needs a word for the place before it.
+    pub(super) fn restaurant_reference(&self) -> Option<ItemRef> {
+        const ORDINALS: &[(&str, usize)] = &[
+            ("đầu tiên|dau tien|first|1st", 1),
+            ("second|2nd", 2),
+            ("third|3rd", 3),
+            ("fourth|4th", 4),
+            ("fifth|5th", 5),
+        ];
+        const LAST: &str = "cuối cùng|cuoi cung|last one|last place|last restaurant|\
+                            quán cuối|quan cuoi|hàng cuối|hang cuoi|cái cuối|cai cuoi";
+        // Words after which a number is a place's rank: "quán 2", "số 2", "number 2".
+        const MARKERS: &str = "quán|quan|số|number|option";
+        let mut found: Vec<(usize, ItemRef)> = Vec::new();
+        for (phrases, nth) in ORDINALS {
+            if let Some(position) = self.first_position(phrases, false) {
+                found.push((position, ItemRef::Nth(*nth)));
+            }
+        }
+        if let Some(position) = self.first_position(LAST, false) {
+            found.push((position, ItemRef::Last));
+        }
+        for index in 0..self.tokens.len() {
+            let word = self.lower(index);
+            let next = self.lower(index + 1);
+            let rank = |word: &str| digits(word).or(number(word).map(u32::from));
+            let nth = if let Some(written) = word.strip_prefix('#') {
+                digits(written)
+            } else if is_one_of(MARKERS, word) {
+                // "số 2 người" is a party, not the second place.
+                let unit = self.lower(index + 2);
+                rank(next).filter(|_| !is_one_of("người|nguoi|khách|khach|people|pax", unit))
+            } else if self.is_rank_word(index) {
+                rank(next)
+            } else {
+                None
+            };
+            if let Some(nth) = nth.and_then(|n| usize::try_from(n).ok()).filter(|n| *n > 0) {
+                found.push((index, ItemRef::Nth(nth)));
+            }
+        }
+        found.sort_by_key(|(position, _)| *position);
+        found.first().map(|(_, reference)| *reference)
     }
 
     /// How many people the table is for. Counts past what a booking takes ("500 people")

@@ -486,3 +486,85 @@ fn with_no_place_named_the_first_free_at_the_time_asked_is_booked() {
         json!("hn-pho-bat-dan")
     );
 }
+
+/// A search with `search_text`, its results ([`hanoi_search`]), the listing, then `text`.
+fn after_search_for(search_text: &str, text: &str) -> Vec<ModelMessage> {
+    let mut history = vec![user(search_text)];
+    let search = plan(history.clone());
+    assert_eq!(search.only_call().name, SEARCH_RESTAURANTS, "{search_text}");
+    history.push(search.assistant());
+    history.push(tool_result(
+        &search.only_call().id,
+        SEARCH_RESTAURANTS,
+        &hanoi_search(),
+    ));
+    let listing = plan(history.clone());
+    history.push(listing.assistant());
+    history.push(user(text));
+    history
+}
+
+#[test]
+fn a_place_of_the_list_by_its_rank_with_what_the_search_was_for() {
+    // Today is Sunday 29 November 2026 in these tests; Friday is 4 December.
+    for (search, text, expected) in [
+        (
+            "Any restaurants in Hanoi for 6 on Friday night?",
+            "Book the second one at 8pm",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 6,
+                   "startsAt": "2026-12-04T20:00:00+07:00"}),
+        ),
+        (
+            "Tìm nhà hàng ở Hà Nội cho 4 người tối thứ 6",
+            "đặt quán thứ 2 lúc 19h",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+                   "startsAt": "2026-12-04T19:00:00+07:00"}),
+        ),
+        (
+            "Tìm nhà hàng ở Hà Nội",
+            "Đặt quán số 2 cho 3 người tối mai 19h",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 3,
+                   "startsAt": "2026-11-30T19:00:00+07:00"}),
+        ),
+        // What the message says wins over what the search was for.
+        (
+            "Find restaurants in Hanoi for 6 on Friday",
+            "Book the last one for 2 tomorrow at 7pm",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+                   "startsAt": "2026-11-30T19:00:00+07:00"}),
+        ),
+        (
+            "Find restaurants in Hanoi for 6 on Friday",
+            "Book the first one at 7pm",
+            json!({"restaurantId": "hn-bun-cha-huong-lien", "partySize": 6,
+                   "startsAt": "2026-12-04T19:00:00+07:00"}),
+        ),
+    ] {
+        let turn = plan(after_search_for(search, text));
+        let call = turn.only_call();
+        assert_eq!(call.name, CREATE_BOOKING, "{text}");
+        assert_eq!(arguments(call), expected, "{search} → {text}");
+    }
+}
+
+#[test]
+fn a_weekday_is_not_a_rank_and_a_rank_past_the_list_is_said() {
+    // "thứ 6" is Friday, not the sixth place (the list has two).
+    let turn = plan(after_search("Đặt bàn tối thứ 6 lúc 19h cho 2 người"));
+    assert_eq!(
+        arguments(turn.only_call()),
+        json!({"restaurantId": "hn-bun-cha-huong-lien", "partySize": 2,
+               "startsAt": "2026-12-04T19:00:00+07:00"})
+    );
+    for (text, said) in [
+        (
+            "Book the fifth one at 7pm",
+            "The last search found only 2 restaurants",
+        ),
+        ("đặt quán số 4 lúc 19h", "Lần tìm vừa rồi chỉ có 2 nhà hàng"),
+    ] {
+        let turn = plan(after_search(text));
+        assert!(turn.calls.is_empty(), "{text}: {turn:?}");
+        assert!(turn.text.starts_with(said), "{text}: {}", turn.text);
+    }
+}

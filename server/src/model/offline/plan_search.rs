@@ -11,6 +11,7 @@ use crate::model::ModelMessage;
 use crate::tools::city::CITIES;
 use chrono::DateTime;
 use serde_json::{Map, Value};
+use shared::tools::ToolName;
 
 /// How many restaurants a search reply lists; more reads like a wall of text in a chat.
 const LISTED_RESTAURANTS: usize = 5;
@@ -25,6 +26,8 @@ pub(super) struct Restaurant {
     pub(super) city: Option<String>,
     pub(super) cuisine: Option<String>,
     pub(super) price_level: Option<u64>,
+    /// As the tool writes them: "08:00–20:30".
+    pub(super) opening_hours: Option<String>,
     pub(super) slots: Vec<String>,
 }
 
@@ -88,6 +91,7 @@ pub(super) fn restaurants_of(value: &Value) -> Vec<Restaurant> {
                 city: text_field(entry, "city").map(str::to_owned),
                 cuisine: text_field(entry, "cuisine").map(str::to_owned),
                 price_level: entry.get("priceLevel").and_then(Value::as_u64),
+                opening_hours: text_field(entry, "openingHours").map(str::to_owned),
                 slots,
             })
         })
@@ -113,7 +117,78 @@ pub(super) fn seen_restaurants(messages: &[ModelMessage]) -> Vec<Vec<Restaurant>
         .collect()
 }
 
+/// Minutes after the opening day's midnight at which `hours` ("10:00–22:00",
+/// "17:00–02:00") close: a closing time before the opening one is the next day.
+fn closes_at(hours: &str) -> Option<u32> {
+    let minutes = |clock: &str| {
+        let (hour, minute) = clock.trim().split_once(':')?;
+        Some(hour.parse::<u32>().ok()? * 60 + minute.parse::<u32>().ok()?)
+    };
+    let (opens, closes) = hours.split_once(['–', '-'])?;
+    let (opens, closes) = (minutes(opens)?, minutes(closes)?);
+    Some(if closes <= opens {
+        closes + 24 * 60
+    } else {
+        closes
+    })
+}
+
 impl Planner<'_> {
+    /// "Which one is open late?", "quán nào mở khuya?" after a search: the places found,
+    /// latest closing first, with their hours as the tool gave them.
+    pub(super) fn opening_hours(&self) -> Option<Reply> {
+        let asks = self.user.has(
+            "open|opens|close|closes|closing|opening|hours|mở khuya|mở muộn|mở đến|mở tới|\
+             mở cửa|đóng cửa|giờ mở|mo khuya|mo muon|mo den|mo cua|dong cua|gio mo",
+        );
+        // A city named is a new search ("quán mở khuya ở Huế"), a booking verb a booking.
+        let other_request = !self.user.cities().is_empty()
+            || self.user.has("đặt|book|reserve|dat|tìm|find|search|tim");
+        if !asks || other_request || !self.offers(ToolName::SearchRestaurants) {
+            return None;
+        }
+        let searches = self.search_results();
+        let latest = searches.last()?;
+        // "What time does Cơm Hến Bà Cả close?": that place only.
+        if let Some(restaurant) = name_match(&self.user, latest.iter()) {
+            let name = &restaurant.name;
+            return Some(Reply::text(match restaurant.opening_hours.as_deref() {
+                Some(hours) => match self.lang {
+                    Lang::Vi => format!("{name} mở cửa {hours}."),
+                    Lang::En => format!("{name} is open {hours}."),
+                },
+                None => match self.lang {
+                    Lang::Vi => format!("Kết quả tìm kiếm không có giờ mở cửa của {name}."),
+                    Lang::En => format!("The search results do not give {name}'s hours."),
+                },
+            }));
+        }
+        let mut shown: Vec<(u32, &str, &str)> = Vec::new();
+        for restaurant in latest {
+            let Some(hours) = restaurant.opening_hours.as_deref() else {
+                continue;
+            };
+            let closes = closes_at(hours).unwrap_or(0);
+            shown.push((closes, restaurant.name.as_str(), hours));
+        }
+        if shown.is_empty() {
+            return None;
+        }
+        // Latest first; the list's own order among equals.
+        shown.sort_by_key(|(closes, _, _)| std::cmp::Reverse(*closes));
+        let mut text = self
+            .lang
+            .pick(
+                "Giờ mở cửa của các nhà hàng vừa tìm, quán đóng cửa muộn nhất trước:",
+                "Opening hours of the places I found, latest closing first:",
+            )
+            .to_owned();
+        for (_, name, hours) in shown {
+            text.push_str(&format!("\n- {name}: {hours}"));
+        }
+        Some(Reply::text(text))
+    }
+
     pub(super) fn search(&self, request: &Request) -> Reply {
         let named = named_in(&request.said);
         let city = request
@@ -419,6 +494,46 @@ mod tests {
                 reply.text
             );
         }
+    }
+
+    #[test]
+    fn opening_hours_after_a_search_latest_closing_first() {
+        for (text, expected) in [
+            (
+                "Which one is open late?",
+                "Opening hours of the places I found, latest closing first:\n\
+                 - Chả Cá Thăng Long: 10:00–22:00\n- Bún Chả Hương Liên: 08:00–20:30",
+            ),
+            (
+                "Quán nào mở khuya?",
+                "Giờ mở cửa của các nhà hàng vừa tìm, quán đóng cửa muộn nhất trước:\n\
+                 - Chả Cá Thăng Long: 10:00–22:00\n- Bún Chả Hương Liên: 08:00–20:30",
+            ),
+        ] {
+            let turn = plan(after_search(text));
+            assert!(turn.calls.is_empty(), "{text}: {turn:?}");
+            assert_eq!(turn.text, expected, "{text}");
+        }
+        // With no search to answer from, it is not made up; a city named is a new search.
+        let turn = plan(vec![user("Which one is open late?")]);
+        assert!(!turn.text.contains("Opening hours"), "{}", turn.text);
+        for (text, expected) in [
+            (
+                "What time does Chả Cá Thăng Long close?",
+                "Chả Cá Thăng Long is open 10:00–22:00.",
+            ),
+            (
+                "Bún Chả Hương Liên mở cửa mấy giờ?",
+                "Bún Chả Hương Liên mở cửa 08:00–20:30.",
+            ),
+        ] {
+            assert_eq!(plan(after_search(text)).text, expected, "{text}");
+        }
+        let turn = plan(after_search("Quán nào mở khuya ở Huế?"));
+        assert_eq!(turn.only_call().name, SEARCH_RESTAURANTS);
+        assert_eq!(closes_at("17:00–02:00"), Some(26 * 60));
+        assert_eq!(closes_at("08:00-20:30"), Some(20 * 60 + 30));
+        assert_eq!(closes_at("all day"), None);
     }
 
     #[test]

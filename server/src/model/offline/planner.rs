@@ -143,6 +143,10 @@ impl<'a> Planner<'a> {
         if let Some(reply) = self.shipping() {
             return reply;
         }
+        // Before the requests: "quán nào mở khuya?" reads as a search with no city.
+        if let Some(reply) = self.opening_hours() {
+            return reply;
+        }
         if let Some(reply) = self.answer_requests() {
             return reply;
         }

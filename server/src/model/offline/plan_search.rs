@@ -117,20 +117,21 @@ pub(super) fn seen_restaurants(messages: &[ModelMessage]) -> Vec<Vec<Restaurant>
         .collect()
 }
 
-/// Minutes after the opening day's midnight at which `hours` ("10:00–22:00",
-/// "17:00–02:00") close: a closing time before the opening one is the next day.
-fn closes_at(hours: &str) -> Option<u32> {
+/// When `hours` ("10:00–22:00", "17:00–02:00") open and close, in minutes after the
+/// opening day's midnight: a closing time before the opening one is the next day.
+fn opening_span(hours: &str) -> Option<(u32, u32)> {
     let minutes = |clock: &str| {
         let (hour, minute) = clock.trim().split_once(':')?;
         Some(hour.parse::<u32>().ok()? * 60 + minute.parse::<u32>().ok()?)
     };
     let (opens, closes) = hours.split_once(['–', '-'])?;
     let (opens, closes) = (minutes(opens)?, minutes(closes)?);
-    Some(if closes <= opens {
+    let closes = if closes <= opens {
         closes + 24 * 60
     } else {
         closes
-    })
+    };
+    Some((opens, closes))
 }
 
 impl Planner<'_> {
@@ -139,7 +140,7 @@ impl Planner<'_> {
     pub(super) fn opening_hours(&self) -> Option<Reply> {
         let asks = self.user.has(
             "open|opens|close|closes|closing|opening|hours|mở khuya|mở muộn|mở đến|mở tới|\
-             mở cửa|đóng cửa|giờ mở|mo khuya|mo muon|mo den|mo cua|dong cua|gio mo",
+             mở sớm|mở cửa|đóng cửa|giờ mở|mo khuya|mo muon|mo den|mo som|mo cua|dong cua|gio mo",
         );
         // A city named is a new search ("quán mở khuya ở Huế"), a booking verb a booking.
         let other_request = !self.user.cities().is_empty()
@@ -163,26 +164,38 @@ impl Planner<'_> {
                 },
             }));
         }
+        // "Which opens earliest?" ranks by opening time; anything else by closing time.
+        let early = self.user.has("sớm|som|early|earliest");
         let mut shown: Vec<(u32, &str, &str)> = Vec::new();
         for restaurant in latest {
             let Some(hours) = restaurant.opening_hours.as_deref() else {
                 continue;
             };
-            let closes = closes_at(hours).unwrap_or(0);
-            shown.push((closes, restaurant.name.as_str(), hours));
+            let rank = match opening_span(hours) {
+                Some((opens, _)) if early => opens,
+                // Latest closing first.
+                Some((_, closes)) => u32::MAX - closes,
+                None => u32::MAX,
+            };
+            shown.push((rank, restaurant.name.as_str(), hours));
         }
         if shown.is_empty() {
             return None;
         }
-        // Latest first; the list's own order among equals.
-        shown.sort_by_key(|(closes, _, _)| std::cmp::Reverse(*closes));
-        let mut text = self
-            .lang
-            .pick(
+        // A stable sort: the list's own order among equals.
+        shown.sort_by_key(|(rank, _, _)| *rank);
+        let mut text = if early {
+            self.lang.pick(
+                "Giờ mở cửa của các nhà hàng vừa tìm, quán mở cửa sớm nhất trước:",
+                "Opening hours of the places I found, earliest opening first:",
+            )
+        } else {
+            self.lang.pick(
                 "Giờ mở cửa của các nhà hàng vừa tìm, quán đóng cửa muộn nhất trước:",
                 "Opening hours of the places I found, latest closing first:",
             )
-            .to_owned();
+        }
+        .to_owned();
         for (_, name, hours) in shown {
             text.push_str(&format!("\n- {name}: {hours}"));
         }
@@ -531,9 +544,14 @@ mod tests {
         }
         let turn = plan(after_search("Quán nào mở khuya ở Huế?"));
         assert_eq!(turn.only_call().name, SEARCH_RESTAURANTS);
-        assert_eq!(closes_at("17:00–02:00"), Some(26 * 60));
-        assert_eq!(closes_at("08:00-20:30"), Some(20 * 60 + 30));
-        assert_eq!(closes_at("all day"), None);
+        assert_eq!(
+            plan(after_search("Quán nào mở sớm nhất?")).text,
+            "Giờ mở cửa của các nhà hàng vừa tìm, quán mở cửa sớm nhất trước:\n\
+             - Bún Chả Hương Liên: 08:00–20:30\n- Chả Cá Thăng Long: 10:00–22:00"
+        );
+        assert_eq!(opening_span("17:00–02:00"), Some((17 * 60, 26 * 60)));
+        assert_eq!(opening_span("08:00-20:30"), Some((8 * 60, 20 * 60 + 30)));
+        assert_eq!(opening_span("all day"), None);
     }
 
     #[test]

@@ -314,10 +314,18 @@ impl Planner<'_> {
         if !details.supplies_anything() && said.date(self.today()).is_none() {
             return None;
         }
-        let time = said.time().or(base.starts_at.map(|at| at.time()));
+        // What the request itself said about when, if the call left the time out: its day
+        // and its part of the day still hold.
+        let asked = self.booking_request();
+        let part = asked.as_ref().and_then(Utterance::day_part);
+        let time = said.time_in(part).or(base.starts_at.map(|at| at.time()));
         let date = said
             .date(self.today())
-            .or(base.starts_at.map(|at| at.date_naive()));
+            .or(base.starts_at.map(|at| at.date_naive()))
+            .or_else(|| {
+                let day = asked.as_ref().and_then(|asked| asked.date(self.today()));
+                day.filter(|day| *day >= self.today())
+            });
         let starts_at = match (date, time) {
             (Some(date), Some(time)) => local(date, time),
             (None, Some(time)) => next_occurrence(self.now, time),
@@ -328,6 +336,22 @@ impl Planner<'_> {
             party_size: details.party_size.or(base.party_size),
             starts_at,
         })
+    }
+
+    /// The person's message that led to the latest createBooking call: the last one before
+    /// it.
+    fn booking_request(&self) -> Option<Utterance> {
+        let called_at = self.messages.iter().rposition(|message| {
+            matches!(message, ModelMessage::Assistant { calls, .. }
+                if calls.iter().any(|call| call.name == CREATE_BOOKING))
+        })?;
+        self.messages[..called_at]
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                ModelMessage::User { text } => Some(Utterance::new(text)),
+                _ => None,
+            })
     }
 
     fn booking_call(&self, args: &BookingArgs) -> Reply {

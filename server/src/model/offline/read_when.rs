@@ -58,7 +58,13 @@ fn meridiem(word: &str) -> Option<Meridiem> {
 
 impl Utterance {
     pub(super) fn time(&self) -> Option<NaiveTime> {
-        let part = self.day_part();
+        self.time_in(None)
+    }
+
+    /// The time the message names, an hour read in the part of the day it names or else in
+    /// `earlier` ("Saturday evening", then "make it 7:30", is 19:30).
+    pub(super) fn time_in(&self, earlier: Option<DayPart>) -> Option<NaiveTime> {
+        let part = self.day_part().or(earlier);
         if let Some(clock) = (0..self.tokens.len()).find_map(|index| self.clock_at(index)) {
             return clock.time(part);
         }

@@ -568,3 +568,55 @@ fn a_weekday_is_not_a_rank_and_a_rank_past_the_list_is_said() {
         assert!(turn.text.starts_with(said), "{text}: {}", turn.text);
     }
 }
+
+#[test]
+fn a_time_given_later_keeps_the_day_and_the_evening_first_asked_for() {
+    for (request, answer, starts_at) in [
+        (
+            "I need a table for 3 in Hanoi on Friday evening",
+            "make it 7:30",
+            "2026-12-04T19:30:00+07:00",
+        ),
+        (
+            "Đặt bàn cho 3 người ở Hà Nội tối thứ 6",
+            "lúc 7 giờ",
+            "2026-12-04T19:00:00+07:00",
+        ),
+        // A day said in the answer wins.
+        (
+            "I need a table for 3 in Hanoi on Friday evening",
+            "Saturday at 8",
+            "2026-12-05T20:00:00+07:00",
+        ),
+    ] {
+        let mut history = vec![user(request)];
+        let search = plan(history.clone());
+        history.push(search.assistant());
+        history.push(tool_result(
+            &search.only_call().id,
+            SEARCH_RESTAURANTS,
+            &hanoi_search(),
+        ));
+        let booking = plan(history.clone());
+        let call = booking.only_call();
+        assert_eq!(call.name, CREATE_BOOKING, "{request}");
+        assert!(
+            arguments(call).get("startsAt").is_none(),
+            "{request}: {call:?}"
+        );
+        let refused = validation_error(CREATE_BOOKING, &call.arguments);
+        history.push(booking.assistant());
+        history.push(tool_result(&call.id, CREATE_BOOKING, &refused));
+        let question = plan(history.clone());
+        assert!(question.calls.is_empty(), "{request}: {question:?}");
+        history.push(question.assistant());
+        history.push(user(answer));
+        let retried = plan(history);
+        assert_eq!(
+            arguments(retried.only_call())["startsAt"],
+            json!(starts_at),
+            "{request} → {answer}"
+        );
+        assert_eq!(arguments(retried.only_call())["partySize"], json!(3));
+    }
+}

@@ -168,22 +168,33 @@ pub(super) fn hanoi_search() -> Value {
     ]})
 }
 
-/// A conversation that searched Hà Nội, then `text` from the person.
-pub(super) fn after_search(text: &str) -> Vec<ModelMessage> {
-    let mut history = vec![user("Tìm nhà hàng ở Hà Nội")];
+/// `search_text` from the person, the search it made and [`hanoi_search`]'s results.
+pub(super) fn searched(search_text: &str) -> Vec<ModelMessage> {
+    let mut history = vec![user(search_text)];
     let search = plan(history.clone());
-    assert_eq!(search.only_call().name, SEARCH_RESTAURANTS);
+    assert_eq!(search.only_call().name, SEARCH_RESTAURANTS, "{search_text}");
     history.push(search.assistant());
     history.push(tool_result(
         &search.only_call().id,
         SEARCH_RESTAURANTS,
         &hanoi_search(),
     ));
+    history
+}
+
+/// A conversation that searched with `search_text`, the listing, then `text`.
+pub(super) fn after_search_for(search_text: &str, text: &str) -> Vec<ModelMessage> {
+    let mut history = searched(search_text);
     let listing = plan(history.clone());
-    assert!(listing.calls.is_empty());
+    assert!(listing.calls.is_empty(), "{search_text}");
     history.push(listing.assistant());
     history.push(user(text));
     history
+}
+
+/// A conversation that searched Hà Nội, then `text` from the person.
+pub(super) fn after_search(text: &str) -> Vec<ModelMessage> {
+    after_search_for("Tìm nhà hàng ở Hà Nội", text)
 }
 
 /// The result the agent loop gives the model for `tool` called with `raw`: the real

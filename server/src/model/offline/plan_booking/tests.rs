@@ -1,8 +1,8 @@
 //! Tests of `plan_booking`.
 
 use super::super::testing::{
-    after_search, arguments, hanoi_search, incident_history, plan, tool_result, user,
-    validation_error, Turn,
+    after_search, after_search_for, arguments, hanoi_search, incident_history, plan, searched,
+    tool_result, user, validation_error, Turn,
 };
 use super::super::BAD_ARGS_ARGUMENTS;
 use super::*;
@@ -487,23 +487,6 @@ fn with_no_place_named_the_first_free_at_the_time_asked_is_booked() {
     );
 }
 
-/// A search with `search_text`, its results ([`hanoi_search`]), the listing, then `text`.
-fn after_search_for(search_text: &str, text: &str) -> Vec<ModelMessage> {
-    let mut history = vec![user(search_text)];
-    let search = plan(history.clone());
-    assert_eq!(search.only_call().name, SEARCH_RESTAURANTS, "{search_text}");
-    history.push(search.assistant());
-    history.push(tool_result(
-        &search.only_call().id,
-        SEARCH_RESTAURANTS,
-        &hanoi_search(),
-    ));
-    let listing = plan(history.clone());
-    history.push(listing.assistant());
-    history.push(user(text));
-    history
-}
-
 #[test]
 fn a_place_of_the_list_by_its_rank_with_what_the_search_was_for() {
     // Today is Sunday 29 November 2026 in these tests; Friday is 4 December.
@@ -589,14 +572,7 @@ fn a_time_given_later_keeps_the_day_and_the_evening_first_asked_for() {
             "2026-12-05T20:00:00+07:00",
         ),
     ] {
-        let mut history = vec![user(request)];
-        let search = plan(history.clone());
-        history.push(search.assistant());
-        history.push(tool_result(
-            &search.only_call().id,
-            SEARCH_RESTAURANTS,
-            &hanoi_search(),
-        ));
+        let mut history = searched(request);
         let booking = plan(history.clone());
         let call = booking.only_call();
         assert_eq!(call.name, CREATE_BOOKING, "{request}");

@@ -1,5 +1,4 @@
 //! Tests of `idempotency`.
-#![cfg(test)]
 
 use std::sync::Arc;
 

@@ -138,14 +138,17 @@ impl Planner<'_> {
     /// "Which one is open late?", "quán nào mở khuya?" after a search: the places found,
     /// latest closing first, with their hours as the tool gave them.
     pub(super) fn opening_hours(&self) -> Option<Reply> {
-        let asks = self.user.has(
-            "open|opens|close|closes|closing|opening|hours|mở khuya|mở muộn|mở đến|mở tới|\
-             mở sớm|mở cửa|đóng cửa|giờ mở|mo khuya|mo muon|mo den|mo som|mo cua|dong cua|gio mo",
-        );
-        // A city named is a new search ("quán mở khuya ở Huế"), a booking verb a booking.
-        let other_request = !self.user.cities().is_empty()
-            || self.user.has("đặt|book|reserve|dat|tìm|find|search|tim");
-        if !asks || other_request || !self.offers(ToolName::SearchRestaurants) {
+        // Checked in this order so that most messages stop at the first, cheapest test. A
+        // city named is a new search ("quán mở khuya ở Huế"), a booking verb a booking.
+        let answers = self.offers(ToolName::SearchRestaurants)
+            && self.user.has(
+                "open|opens|close|closes|closing|opening|hours|mở khuya|mở muộn|mở đến|mở tới|\
+                 mở sớm|mở cửa|đóng cửa|giờ mở|mo khuya|mo muon|mo den|mo som|mo cua|dong cua|\
+                 gio mo",
+            )
+            && !self.user.has("đặt|book|reserve|dat|tìm|find|search|tim")
+            && self.user.cities().is_empty();
+        if !answers {
             return None;
         }
         let searches = self.search_results();

@@ -150,26 +150,38 @@ impl Utterance {
             ("fifth|5th", 5),
         ];
         const MARKERS: &str = "món|số|cái|thứ|mon|so|cai|thu|number|no|option|item|gift|choice";
-        let mut found: Vec<(usize, ItemRef)> = Vec::new();
-        for (phrases, nth) in ORDINALS {
-            if let Some(position) = self.first_position(phrases, false) {
-                found.push((position, ItemRef::Nth(*nth)));
-            }
-        }
-        if let Some(position) = self.first_position("cuối cùng|cuối|cuoi cung|last", false) {
-            found.push((position, ItemRef::Last));
-        }
-        for index in 0..self.tokens.len() {
+        self.list_reference(ORDINALS, "cuối cùng|cuối|cuoi cung|last", |index| {
             let word = self.lower(index);
-            let nth = if let Some(written) = word.strip_prefix('#') {
+            if let Some(written) = word.strip_prefix('#') {
                 digits(written)
             } else if is_one_of(MARKERS, word) {
                 let next = self.lower(index + 1);
                 digits(next).or(number(next).map(u32::from))
             } else {
                 None
-            };
-            if let Some(nth) = nth.and_then(|n| usize::try_from(n).ok()) {
+            }
+        })
+    }
+
+    /// Which item of a list the message means, the first it names: an ordinal of
+    /// `ordinals`, a phrase of `last`, or a rank that `rank_at` reads from a word on.
+    pub(super) fn list_reference(
+        &self,
+        ordinals: &[(&str, usize)],
+        last: &str,
+        rank_at: impl Fn(usize) -> Option<u32>,
+    ) -> Option<ItemRef> {
+        let mut found: Vec<(usize, ItemRef)> = Vec::new();
+        for (phrases, nth) in ordinals {
+            if let Some(position) = self.first_position(phrases, false) {
+                found.push((position, ItemRef::Nth(*nth)));
+            }
+        }
+        if let Some(position) = self.first_position(last, false) {
+            found.push((position, ItemRef::Last));
+        }
+        for index in 0..self.tokens.len() {
+            if let Some(nth) = rank_at(index).and_then(|n| usize::try_from(n).ok()) {
                 found.push((index, ItemRef::Nth(nth)));
             }
         }

@@ -153,19 +153,10 @@ impl Utterance {
                             quán cuối|quan cuoi|hàng cuối|hang cuoi|cái cuối|cai cuoi";
         // Words after which a number is a place's rank: "quán 2", "số 2", "number 2".
         const MARKERS: &str = "quán|quan|số|number|option";
-        let mut found: Vec<(usize, ItemRef)> = Vec::new();
-        for (phrases, nth) in ORDINALS {
-            if let Some(position) = self.first_position(phrases, false) {
-                found.push((position, ItemRef::Nth(*nth)));
-            }
-        }
-        if let Some(position) = self.first_position(LAST, false) {
-            found.push((position, ItemRef::Last));
-        }
-        for index in 0..self.tokens.len() {
+        let rank = |word: &str| digits(word).or(number(word).map(u32::from));
+        self.list_reference(ORDINALS, LAST, |index| {
             let word = self.lower(index);
             let next = self.lower(index + 1);
-            let rank = |word: &str| digits(word).or(number(word).map(u32::from));
             let nth = if let Some(written) = word.strip_prefix('#') {
                 digits(written)
             } else if is_one_of(MARKERS, word) {
@@ -177,12 +168,8 @@ impl Utterance {
             } else {
                 None
             };
-            if let Some(nth) = nth.and_then(|n| usize::try_from(n).ok()).filter(|n| *n > 0) {
-                found.push((index, ItemRef::Nth(nth)));
-            }
-        }
-        found.sort_by_key(|(position, _)| *position);
-        found.first().map(|(_, reference)| *reference)
+            nth.filter(|n| *n > 0)
+        })
     }
 
     /// How many people the table is for. Counts past what a booking takes ("500 people")

@@ -14,6 +14,7 @@ use std::{
 };
 
 use axum::Router;
+use futures::FutureExt;
 use hyper::server::conn::http1;
 use hyper_util::{
     rt::{TokioIo, TokioTimer},
@@ -134,12 +135,15 @@ pub async fn serve(
         }
         let service = TowerToHyperService::new(app.clone());
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
+        // `map`, not an `async move` block that awaits the connection: such a block keeps
+        // room for the connection twice (as its capture and as the future it awaits),
+        // 800 bytes more in every open connection's task.
+        tokio::spawn(connection.map(move |result| {
+            if let Err(error) = result {
                 tracing::debug!(%error, %peer, "connection ended with an error");
             }
             drop(place);
-        });
+        }));
     }
     drop(listener);
     if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())

@@ -59,6 +59,9 @@ impl Reply {
             events.push(ModelEvent::ToolCallEnd { id });
         }
         events.push(ModelEvent::Finish(finish));
+        // Held until the last piece is streamed, which a slow model makes seconds; the
+        // room the pushes left over would be held as long.
+        events.shrink_to_fit();
         events
     }
 }

@@ -361,3 +361,31 @@ impl Runs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run's task is the agent's future and a little more: the future it drives is not
+    /// held twice, as it would be by an `async fn` that takes it and awaits it. Every
+    /// reply being written has such a task, for as long as a slow model takes.
+    #[tokio::test]
+    async fn a_runs_task_holds_the_agents_future_once() {
+        let (pool, _db) = db::test_pool().await;
+        let runs = Runs::new(pool);
+        let run = Arc::new(ActiveRun::new("conv_size", "own_size"));
+        let ballast = [7u8; 4096];
+        let work = async move {
+            tokio::task::yield_now().await;
+            std::hint::black_box(&ballast);
+        };
+        let work_size = std::mem::size_of_val(&work);
+        let task = drive(runs, run, work);
+        let size = std::mem::size_of_val(&task);
+        assert!(work_size >= 4096, "the ballast is held across the await");
+        assert!(
+            size < work_size + 1024,
+            "a run's task takes {size} bytes for an agent future of {work_size}"
+        );
+    }
+}

@@ -3,7 +3,7 @@
 //!
 //! A run's events are numbered 1, 2, … in the order the agent emitted them. On the process
 //! running it, a subscriber reads the in-memory log from where it is and waits for the
-//! log to grow (a `watch` of its length), so nothing is lost or repeated. The
+//! log to grow (woken by a `Notify`), so nothing is lost or repeated. The
 //! events also go to the database in batches (`run_event_batches`, at least every 100 ms and when
 //! the run ends), with a heartbeat in `runs`, so any server process sharing the database
 //! can replay a run and follow it: woken by `LISTEN/NOTIFY` on PostgreSQL, by polling every
@@ -25,7 +25,7 @@ use std::{
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::Stream;
 use shared::events::AgentEvent;
-use tokio::sync::{broadcast, oneshot, watch, Notify};
+use tokio::sync::{broadcast, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -234,8 +234,10 @@ pub struct ActiveRun {
     owner_id: String,
     token: CancellationToken,
     log: Mutex<Log>,
-    /// The log's length, for subscribers waiting for it to grow.
-    grown: watch::Sender<usize>,
+    /// Wakes subscribers waiting for the log to grow or close. A `Notify` inside the run,
+    /// not a `watch` channel: a channel is an allocation of its own (about 330 bytes, room
+    /// for eight wait lists) in every reply being written.
+    grown: Notify,
     /// Set when the agent is done: the storer then writes the rest with "done".
     ending: AtomicBool,
     /// Told once the storer wrote the rest.
@@ -273,7 +275,7 @@ impl ActiveRun {
                 stored: 0,
                 closed: false,
             }),
-            grown: watch::Sender::new(0),
+            grown: Notify::new(),
             ending: AtomicBool::new(false),
             stored_done: Notify::new(),
             last_write: Mutex::new(Instant::now()),
@@ -298,13 +300,9 @@ impl ActiveRun {
         let data: Arc<str> = serde_json::to_string(event)
             .unwrap_or_else(|_| "{}".to_owned())
             .into();
-        let len = {
-            let mut log = lock(&self.log);
-            log.events.push(data);
-            log.events.len()
-        };
+        lock(&self.log).events.push(data);
         // Nobody listening is fine: the run goes on for the log and the database.
-        self.grown.send_replace(len);
+        self.grown.notify_waiters();
     }
 
     fn unstored(&self) -> (usize, Vec<Arc<str>>) {
@@ -320,7 +318,7 @@ impl ActiveRun {
     /// Ends the run's streams: subscribers read what is left and end.
     fn close(&self) {
         lock(&self.log).closed = true;
-        self.grown.send_modify(|_| {});
+        self.grown.notify_waiters();
     }
 
     /// The run's events after number `after` (0: all, from its `start`), then its new ones
@@ -334,16 +332,17 @@ impl ActiveRun {
     pub fn subscribe(self: &Arc<Self>, after: u64) -> EventStream {
         let run = Arc::clone(self);
         Box::pin(async_stream::stream! {
-            let mut grown = run.grown.subscribe();
             let mut next = usize::try_from(after).unwrap_or(usize::MAX);
             loop {
-                // Marked seen before the log is read: an event pushed after the read
-                // changes the value again, so the wait below cannot miss it.
-                grown.borrow_and_update();
+                // Waiting before the log is read: an event pushed after the read wakes
+                // this wait, so it cannot be missed.
+                let grown = run.grown.notified();
+                tokio::pin!(grown);
+                grown.as_mut().enable();
                 let (new, closed) = {
                     let log = lock(&run.log);
                     if !log.closed && run.ending.load(Ordering::Acquire) {
-                        // `close` changes `grown` once the end is stored (or given up on).
+                        // `close` wakes `grown` once the end is stored (or given up on).
                         (Vec::new(), false)
                     } else {
                         let start = next.min(log.events.len());
@@ -354,10 +353,10 @@ impl ActiveRun {
                 for data in new {
                     yield data;
                 }
-                // The run holds the sender, and this stream holds the run.
-                if closed || grown.changed().await.is_err() {
+                if closed {
                     break;
                 }
+                grown.await;
             }
         })
     }

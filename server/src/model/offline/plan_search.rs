@@ -4,7 +4,8 @@
 use super::catalogue::{aliases_of, mention, named_in};
 use super::planner::{join_names, outcome, plural, text_field, trim_message, Outcome, Planner};
 use super::read::{Lang, Utterance};
-use super::read_request::Request;
+use super::read_date::DayPart;
+use super::read_request::{Intent, Request};
 use super::reply::Reply;
 use super::SEARCH_RESTAURANTS;
 use crate::model::ModelMessage;
@@ -322,14 +323,20 @@ impl Planner<'_> {
                 format!("I found {count} restaurants; here are the first {LISTED_RESTAURANTS}:")
             }
         };
+        // "Friday night": the free times of that part of the day, not the morning's. The
+        // order stays the tool's, which "the second one" counts in.
+        let part = self
+            .request(Intent::Search)
+            .or_else(|| self.request(Intent::Book))
+            .and_then(|request| request.details.day_part());
         let mut lines = vec![header];
         for restaurant in restaurants.iter().take(LISTED_RESTAURANTS) {
-            lines.push(self.restaurant_line(restaurant));
+            lines.push(self.restaurant_line(restaurant, part));
         }
         lines.join("\n")
     }
 
-    fn restaurant_line(&self, restaurant: &Restaurant) -> String {
+    fn restaurant_line(&self, restaurant: &Restaurant, part: Option<DayPart>) -> String {
         let mut line = format!("- {}", restaurant.name);
         if let Some(address) = &restaurant.address {
             line.push_str(&format!(" — {address}"));
@@ -345,23 +352,73 @@ impl Planner<'_> {
         if !details.is_empty() {
             line.push_str(&format!(" ({})", details.join(", ")));
         }
-        if !restaurant.slots.is_empty() {
-            let mut slots = restaurant
-                .slots
-                .iter()
-                .take(LISTED_SLOTS)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ");
-            if restaurant.slots.len() > LISTED_SLOTS {
-                slots.push_str(", …");
-            }
-            line.push_str(&match self.lang {
-                Lang::Vi => format!(" · giờ còn trống: {slots}"),
-                Lang::En => format!(" · free at {slots}"),
-            });
+        if restaurant.slots.is_empty() {
+            return line;
         }
+        let in_part: Vec<&String> = restaurant
+            .slots
+            .iter()
+            .filter(|slot| part.is_none_or(|part| starts_in(slot, part)))
+            .collect();
+        if in_part.is_empty() {
+            // Free times, just none then: said, so nobody books a morning by mistake.
+            if let Some(part) = part {
+                line.push_str(&match self.lang {
+                    Lang::Vi => format!(" · {} không còn giờ trống", part_name(part, Lang::Vi)),
+                    Lang::En => format!(" · nothing free {}", part_name(part, Lang::En)),
+                });
+            }
+            return line;
+        }
+        let mut slots = in_part
+            .iter()
+            .take(LISTED_SLOTS)
+            .map(|slot| slot.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if in_part.len() > LISTED_SLOTS {
+            slots.push_str(", …");
+        }
+        line.push_str(&match (self.lang, part) {
+            (Lang::Vi, None) => format!(" · giờ còn trống: {slots}"),
+            (Lang::Vi, Some(part)) => {
+                format!(" · giờ còn trống {}: {slots}", part_name(part, Lang::Vi))
+            }
+            (Lang::En, None) => format!(" · free at {slots}"),
+            (Lang::En, Some(part)) => {
+                format!(" · free {} at {slots}", part_name(part, Lang::En))
+            }
+        });
         line
+    }
+}
+
+/// Whether a free time ("19:30") starts in `part` of the day. "Night" is read as the
+/// evening: "Friday night" is a dinner, and late tables start in the evening's hours too.
+fn starts_in(slot: &str, part: DayPart) -> bool {
+    let Some(hour) = slot.get(..2).and_then(|hour| hour.parse::<u32>().ok()) else {
+        return false;
+    };
+    let (from, to) = match part {
+        DayPart::Morning => (5, 11),
+        DayPart::Noon => (11, 14),
+        DayPart::Afternoon => (14, 17),
+        DayPart::Evening | DayPart::Night => (17, 24),
+    };
+    (from..to).contains(&hour)
+}
+
+/// A part of the day as the listing says it ("buổi tối", "in the evening").
+fn part_name(part: DayPart, lang: Lang) -> &'static str {
+    match (part, lang) {
+        (DayPart::Morning, Lang::Vi) => "buổi sáng",
+        (DayPart::Noon, Lang::Vi) => "buổi trưa",
+        (DayPart::Afternoon, Lang::Vi) => "buổi chiều",
+        (DayPart::Evening | DayPart::Night, Lang::Vi) => "buổi tối",
+        (DayPart::Morning, Lang::En) => "in the morning",
+        (DayPart::Noon, Lang::En) => "at lunchtime",
+        (DayPart::Afternoon, Lang::En) => "in the afternoon",
+        (DayPart::Evening | DayPart::Night, Lang::En) => "in the evening",
     }
 }
 
@@ -443,6 +500,54 @@ mod tests {
              18:00, 19:30"
         );
         assert_eq!(turn.finish, FinishReason::Stop);
+    }
+
+    /// A search for "Friday night" lists each place's evening times, and says so of a
+    /// place whose free times are all earlier, in the order the tool gave.
+    #[test]
+    fn a_search_for_a_part_of_the_day_lists_the_free_times_then() {
+        let result = json!({"ok": true, "restaurants": [
+            {"id": "a", "name": "Sáng Quán", "cuisine": "phở", "freeSlots": [
+                {"startsAt": "2026-12-04T07:00:00+07:00", "seatsLeft": 10},
+                {"startsAt": "2026-12-04T08:30:00+07:00", "seatsLeft": 10}]},
+            {"id": "b", "name": "Tối Quán", "cuisine": "lẩu", "freeSlots": [
+                {"startsAt": "2026-12-04T11:00:00+07:00", "seatsLeft": 10},
+                {"startsAt": "2026-12-04T18:00:00+07:00", "seatsLeft": 10},
+                {"startsAt": "2026-12-04T19:30:00+07:00", "seatsLeft": 10}]}]});
+        for (asked, listed) in [
+            (
+                "Find a restaurant in Hanoi for Friday night",
+                "- Sáng Quán (phở) · nothing free in the evening\n\
+                 - Tối Quán (lẩu) · free in the evening at 18:00, 19:30",
+            ),
+            (
+                "Tìm nhà hàng ở Hà Nội tối thứ Sáu",
+                "- Sáng Quán (phở) · buổi tối không còn giờ trống\n\
+                 - Tối Quán (lẩu) · giờ còn trống buổi tối: 18:00, 19:30",
+            ),
+            (
+                "Tìm nhà hàng ở Hà Nội sáng thứ Sáu",
+                "- Sáng Quán (phở) · giờ còn trống buổi sáng: 07:00, 08:30\n\
+                 - Tối Quán (lẩu) · buổi sáng không còn giờ trống",
+            ),
+            (
+                "Find a restaurant in Hanoi on Friday",
+                "- Sáng Quán (phở) · free at 07:00, 08:30\n\
+                 - Tối Quán (lẩu) · free at 11:00, 18:00, 19:30",
+            ),
+        ] {
+            let mut history = vec![user(asked)];
+            let search = plan(history.clone());
+            assert_eq!(search.only_call().name, SEARCH_RESTAURANTS, "{asked}");
+            history.push(search.assistant());
+            history.push(tool_result(
+                &search.only_call().id,
+                SEARCH_RESTAURANTS,
+                &result,
+            ));
+            let turn = plan(history);
+            assert!(turn.text.ends_with(listed), "{asked}: {}", turn.text);
+        }
     }
 
     #[test]

@@ -443,7 +443,7 @@ pub(super) fn name_match<'r>(
 #[cfg(test)]
 mod tests {
     use super::super::testing::{
-        after_search, arguments, plan, tool_result, user, validation_error,
+        after_search, arguments, plan, searched_with, tool_result, user, validation_error,
     };
     use super::*;
     use crate::model::{FinishReason, ProposedCall};
@@ -536,16 +536,7 @@ mod tests {
                  - Tối Quán (lẩu) · free at 11:00, 18:00, 19:30",
             ),
         ] {
-            let mut history = vec![user(asked)];
-            let search = plan(history.clone());
-            assert_eq!(search.only_call().name, SEARCH_RESTAURANTS, "{asked}");
-            history.push(search.assistant());
-            history.push(tool_result(
-                &search.only_call().id,
-                SEARCH_RESTAURANTS,
-                &result,
-            ));
-            let turn = plan(history);
+            let turn = plan(searched_with(asked, &result));
             assert!(turn.text.ends_with(listed), "{asked}: {}", turn.text);
         }
     }

@@ -170,6 +170,11 @@ pub(super) fn hanoi_search() -> Value {
 
 /// `search_text` from the person, the search it made and [`hanoi_search`]'s results.
 pub(super) fn searched(search_text: &str) -> Vec<ModelMessage> {
+    searched_with(search_text, &hanoi_search())
+}
+
+/// `search_text` from the person, the search it made and `result` as the search's.
+pub(super) fn searched_with(search_text: &str, result: &Value) -> Vec<ModelMessage> {
     let mut history = vec![user(search_text)];
     let search = plan(history.clone());
     assert_eq!(search.only_call().name, SEARCH_RESTAURANTS, "{search_text}");
@@ -177,7 +182,7 @@ pub(super) fn searched(search_text: &str) -> Vec<ModelMessage> {
     history.push(tool_result(
         &search.only_call().id,
         SEARCH_RESTAURANTS,
-        &hanoi_search(),
+        result,
     ));
     history
 }

@@ -420,7 +420,7 @@ impl Planner<'_> {
                 let at = self
                     .booking_details(&request.details)
                     .starts_at
-                    .map(|at| at.format("%H:%M").to_string());
+                    .map(|at| at.time());
                 at.and_then(|at| restaurants.iter().find(|r| r.slots.contains(&at)))
                     .or_else(|| restaurants.first())?
             }

@@ -10,7 +10,7 @@ use super::reply::Reply;
 use super::SEARCH_RESTAURANTS;
 use crate::model::ModelMessage;
 use crate::tools::city::CITIES;
-use chrono::DateTime;
+use chrono::{DateTime, NaiveTime, Timelike};
 use serde_json::{Map, Value};
 use shared::tools::ToolName;
 
@@ -29,7 +29,8 @@ pub(super) struct Restaurant {
     pub(super) price_level: Option<u64>,
     /// As the tool writes them: "08:00–20:30".
     pub(super) opening_hours: Option<String>,
-    pub(super) slots: Vec<String>,
+    /// Free times, in the restaurant's local time.
+    pub(super) slots: Vec<NaiveTime>,
 }
 
 impl Restaurant {
@@ -81,7 +82,7 @@ pub(super) fn restaurants_of(value: &Value) -> Vec<Restaurant> {
                         .iter()
                         .filter_map(|slot| text_field(slot, "startsAt"))
                         .filter_map(|at| DateTime::parse_from_rfc3339(at).ok())
-                        .map(|at| at.format("%H:%M").to_string())
+                        .map(|at| at.time())
                         .collect()
                 })
                 .unwrap_or_default();
@@ -355,10 +356,11 @@ impl Planner<'_> {
         if restaurant.slots.is_empty() {
             return line;
         }
-        let in_part: Vec<&String> = restaurant
+        let in_part: Vec<NaiveTime> = restaurant
             .slots
             .iter()
-            .filter(|slot| part.is_none_or(|part| starts_in(slot, part)))
+            .copied()
+            .filter(|slot| part.is_none_or(|part| starts_in(*slot, part)))
             .collect();
         if in_part.is_empty() {
             // Free times, just none then: said, so nobody books a morning by mistake.
@@ -373,7 +375,7 @@ impl Planner<'_> {
         let mut slots = in_part
             .iter()
             .take(LISTED_SLOTS)
-            .map(|slot| slot.as_str())
+            .map(|slot| slot.format("%H:%M").to_string())
             .collect::<Vec<_>>()
             .join(", ");
         if in_part.len() > LISTED_SLOTS {
@@ -393,12 +395,10 @@ impl Planner<'_> {
     }
 }
 
-/// Whether a free time ("19:30") starts in `part` of the day. "Night" is read as the
-/// evening: "Friday night" is a dinner, and late tables start in the evening's hours too.
-fn starts_in(slot: &str, part: DayPart) -> bool {
-    let Some(hour) = slot.get(..2).and_then(|hour| hour.parse::<u32>().ok()) else {
-        return false;
-    };
+/// Whether a free time starts in `part` of the day. "Night" is read as the evening:
+/// "Friday night" is a dinner, and late tables start in the evening's hours too.
+fn starts_in(slot: NaiveTime, part: DayPart) -> bool {
+    let hour = slot.hour();
     let (from, to) = match part {
         DayPart::Morning => (5, 11),
         DayPart::Noon => (11, 14),

@@ -43,7 +43,10 @@ impl RegenerateRequest {
 /// `error.code` (and, for a refused edit, its issues). The server's `message` is written
 /// for client developers in English and is never shown.
 pub fn error_message(status: u16, body: &str, lang: Lang) -> String {
-    let (code, issues) = match serde_json::from_str::<ErrorBody>(body) {
+    // Through `Value`, as every other reader in the browser: serde_json's reader of text is
+    // then instantiated for `Value` alone, not again for each type read.
+    let read = serde_json::from_str::<serde_json::Value>(body).and_then(serde_json::from_value);
+    let (code, issues) = match read {
         Ok(ErrorBody { error }) => (ApiCode::parse(&error.code), error.issues),
         Err(_) => (None, Vec::new()),
     };

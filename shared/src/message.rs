@@ -274,40 +274,82 @@ fn tool_part_from_fields(mut fields: Fields) -> Result<ToolPart, String> {
     typed_part(name, fields)
 }
 
-fn call_from_fields<T: Tool>(mut fields: Fields) -> Result<ToolCall<T>, String> {
+/// A call as the wire has it, its input and output still JSON: read once for every tool,
+/// so the browser's bundle has one copy of this reader rather than one per tool.
+struct RawCall {
+    id: String,
+    state: ToolState<Value, Value>,
+    approval: Option<Approval>,
+}
+
+fn call_from_fields<T: Tool>(fields: Fields) -> Result<ToolCall<T>, String> {
+    let RawCall {
+        id,
+        state,
+        approval,
+    } = raw_call(fields)?;
+    let state = match state {
+        ToolState::InputStreaming(input) => ToolState::InputStreaming(input),
+        ToolState::InputAvailable { input } => ToolState::InputAvailable {
+            input: hold(input)?,
+        },
+        ToolState::ApprovalRequested { input, preview } => ToolState::ApprovalRequested {
+            input: hold(input)?,
+            preview,
+        },
+        ToolState::ApprovalResponded { input, approved } => ToolState::ApprovalResponded {
+            input: hold(input)?,
+            approved,
+        },
+        ToolState::OutputAvailable { input, output } => ToolState::OutputAvailable {
+            input: hold(input)?,
+            output: hold(output)?,
+        },
+        ToolState::OutputError { input, error } => ToolState::OutputError { input, error },
+        ToolState::OutputDenied { input } => ToolState::OutputDenied {
+            input: hold(input)?,
+        },
+    };
+    Ok(ToolCall {
+        id,
+        state,
+        approval,
+    })
+}
+
+fn raw_call(mut fields: Fields) -> Result<RawCall, String> {
     let id = take_str(&mut fields, "id")?;
     let state = take_str(&mut fields, "state")?;
-    let input = |fields: &mut Fields| hold::<T::Input>(take(fields, "input")?);
     let state = match state.as_str() {
         "input-streaming" => ToolState::InputStreaming(StreamingInput::from_raw(
             &take_opt_str(&mut fields, "rawInput")?.unwrap_or_default(),
         )),
         "input-available" => ToolState::InputAvailable {
-            input: input(&mut fields)?,
+            input: take(&mut fields, "input")?,
         },
         "approval-requested" => ToolState::ApprovalRequested {
-            input: input(&mut fields)?,
+            input: take(&mut fields, "input")?,
             preview: take_opt(&mut fields, "preview")?,
         },
         "approval-responded" => ToolState::ApprovalResponded {
-            input: input(&mut fields)?,
+            input: take(&mut fields, "input")?,
             approved: typed(take(&mut fields, "approved")?)?,
         },
         "output-available" => ToolState::OutputAvailable {
-            input: input(&mut fields)?,
-            output: hold::<T::Output>(take(&mut fields, "output")?)?,
+            input: take(&mut fields, "input")?,
+            output: take(&mut fields, "output")?,
         },
         "output-error" => ToolState::OutputError {
             input: fields.remove("input").filter(|input| !input.is_null()),
             error: typed(take(&mut fields, "error")?)?,
         },
         "output-denied" => ToolState::OutputDenied {
-            input: input(&mut fields)?,
+            input: take(&mut fields, "input")?,
         },
         other => return Err(format!("unknown variant `{other}`")),
     };
     let approval = take_opt(&mut fields, "approval")?;
-    Ok(ToolCall {
+    Ok(RawCall {
         id,
         state,
         approval,

@@ -42,6 +42,10 @@ pub struct BookingPreview {
     /// Its city.
     pub city: String,
     /// Arrival in the restaurant's own time zone (the call may have used another offset).
+    #[cfg_attr(
+        target_arch = "wasm32",
+        serde(deserialize_with = "crate::by_hand::rfc3339")
+    )]
     pub starts_at: DateTime<FixedOffset>,
     /// Number of people.
     pub party_size: u8,

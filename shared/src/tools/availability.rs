@@ -26,6 +26,10 @@ pub struct CheckAvailabilityInput {
     pub party_size: u8,
     /// The time the user would like, RFC 3339 with the restaurant's UTC offset,
     /// e.g. "2026-12-24T19:00:00+07:00".
+    #[cfg_attr(
+        target_arch = "wasm32",
+        serde(deserialize_with = "crate::by_hand::rfc3339")
+    )]
     pub starts_at: DateTime<FixedOffset>,
 }
 
@@ -45,6 +49,10 @@ pub struct CheckAvailabilityOutput {
     /// Number of people asked about.
     pub party_size: u8,
     /// The time asked about, in the restaurant's offset.
+    #[cfg_attr(
+        target_arch = "wasm32",
+        serde(deserialize_with = "crate::by_hand::rfc3339")
+    )]
     pub starts_at: DateTime<FixedOffset>,
     /// Whether a table for the party is free at exactly that time. `false` also when the
     /// restaurant does not seat anyone then (see `seatsLeft`).

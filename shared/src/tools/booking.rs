@@ -25,6 +25,10 @@ pub struct CreateBookingInput {
     pub party_size: u8,
     /// Date and time of arrival, RFC 3339 with the restaurant's UTC offset,
     /// e.g. "2026-12-24T19:00:00+07:00".
+    #[cfg_attr(
+        target_arch = "wasm32",
+        serde(deserialize_with = "crate::by_hand::rfc3339")
+    )]
     pub starts_at: DateTime<FixedOffset>,
 }
 
@@ -53,6 +57,10 @@ pub struct CreateBookingOutput {
     /// Number of people.
     pub party_size: u8,
     /// Date and time of arrival.
+    #[cfg_attr(
+        target_arch = "wasm32",
+        serde(deserialize_with = "crate::by_hand::rfc3339")
+    )]
     pub starts_at: DateTime<FixedOffset>,
 }
 

@@ -55,6 +55,10 @@ pub struct BookingSummary {
     /// Number of people.
     pub party_size: u8,
     /// Arrival, with the restaurant's offset.
+    #[cfg_attr(
+        target_arch = "wasm32",
+        serde(deserialize_with = "crate::by_hand::rfc3339")
+    )]
     pub starts_at: DateTime<FixedOffset>,
     /// Its state now.
     pub status: BookingState,

@@ -37,6 +37,10 @@ pub struct SearchRestaurantsInput {
 #[serde(rename_all = "camelCase")]
 pub struct FreeSlot {
     /// Start of the slot, local time with offset.
+    #[cfg_attr(
+        target_arch = "wasm32",
+        serde(deserialize_with = "crate::by_hand::rfc3339")
+    )]
     pub starts_at: DateTime<FixedOffset>,
     /// Seats still free in that slot.
     pub seats_left: u32,

@@ -1,7 +1,6 @@
 //! The chat page: the conversation so far and the message box.
 
 use leptos::{either::Either, prelude::*};
-use leptos_router::hooks::use_query_map;
 use shared::{
     message::{Message, Role, RunStatus},
     tools::Assistant,
@@ -23,15 +22,12 @@ const MAX_MESSAGE_CHARS: usize = 4000;
 /// with its messages (see `crate::page_data`).
 #[component]
 pub fn ChatPage() -> impl IntoView {
-    // Read through the router, so the server renders what the browser hydrates.
-    let query = use_query_map();
+    // The request's address on the server, the address bar in the browser: the same
+    // when the page hydrates, so both render the same page.
+    let address = crate::route::Address::current();
     // `?a=gifts` preselects an assistant.
-    let preselected = query
-        .with_untracked(|query| query.get("a"))
-        .and_then(|name| Assistant::parse(&name));
-    let requested = query
-        .with_untracked(|query| query.get("c"))
-        .filter(|id| !id.is_empty());
+    let preselected = address.param("a").and_then(|name| Assistant::parse(&name));
+    let requested = address.param("c");
     // `Either`, not `AnyView`: an `AnyView` would carry hydration code for the whole page
     // twice (sync and async) in the hydrate bundle.
     let Some(id) = requested else {

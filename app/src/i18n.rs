@@ -75,21 +75,10 @@ pub fn is_local_path(path: &str) -> bool {
 #[component]
 pub fn LangSwitch() -> impl IntoView {
     let current = lang();
-    let location = leptos_router::hooks::use_location();
-    // The router's path is the same on the server and in the hydrating browser; the
-    // click handler below reads the address bar instead, which the chat updates itself
-    // (`?c=`) without telling the router.
-    let back = move || {
-        format!(
-            "{}{}",
-            location.pathname.get(),
-            location.search.with(|search| if search.is_empty() {
-                String::new()
-            } else {
-                format!("?{}", search.trim_start_matches('?'))
-            })
-        )
-    };
+    // The address the page was rendered for, the same on the server and in the hydrating
+    // browser; the click handler below reads the address bar instead, which the chat
+    // updates itself (`?c=`).
+    let back = crate::route::Address::current().path_and_query();
     let links = Lang::ALL
         .into_iter()
         .enumerate()
@@ -107,7 +96,7 @@ pub fn LangSwitch() -> impl IntoView {
                 {(index > 0).then_some(view! { <span class="lang-sep" aria-hidden="true">" | "</span> })}
                 <a
                     class="lang-option"
-                    href=move || switch_url(option, &back())
+                    href=switch_url(option, &back)
                     hreflang=option.code()
                     lang=option.code()
                     rel="external nofollow"

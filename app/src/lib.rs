@@ -13,12 +13,9 @@ compile_error!(
      variable replaces that list, so add it there too)"
 );
 
+use leptos::either::EitherOf4;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
-use leptos_router::{
-    components::{Route, Router, Routes},
-    SsrMode, StaticSegment,
-};
 
 mod api;
 mod bookings;
@@ -35,6 +32,7 @@ mod lazy;
 pub mod page_data;
 mod parts;
 mod reattach;
+pub mod route;
 mod skeleton;
 mod sse;
 mod state;
@@ -78,7 +76,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The root component: meta tags, stylesheet and routes.
+/// The root component: meta tags, stylesheet and the page at the request's path.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -86,16 +84,15 @@ pub fn App() -> impl IntoView {
     view! {
         <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
         <Title text=i18n::t("datban — Đặt bàn cùng trợ lý", "datban — Book a table with an assistant")/>
-        <Router>
-            <Routes fallback=NotFound>
-                // Rendered whole once their data is read (`page_data`): the HTML holds the
-                // conversation or the bookings, for a first paint and a page without
-                // JavaScript alike (streamed, they would wait for a script to be moved in).
-                <Route path=StaticSegment("") view=ChatPage ssr=SsrMode::Async/>
-                <Route path=StaticSegment("bookings") view=BookingsPage ssr=SsrMode::Async/>
-                <Route path=(StaticSegment("oauth"), StaticSegment("consent")) view=ConsentPage/>
-            </Routes>
-        </Router>
+        // The server renders these pages once their data is read (`page_data`), so the
+        // HTML holds the conversation or the bookings, for a first paint and a page without
+        // JavaScript alike (streamed, they would wait for a script to be moved in).
+        {match route::Page::at(&route::Address::current().path) {
+            route::Page::Chat => EitherOf4::A(view! { <ChatPage/> }),
+            route::Page::Bookings => EitherOf4::B(view! { <BookingsPage/> }),
+            route::Page::Consent => EitherOf4::C(view! { <ConsentPage/> }),
+            route::Page::NotFound => EitherOf4::D(view! { <NotFound/> }),
+        }}
     }
 }
 

@@ -2,10 +2,10 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use app::{shell, App};
+use app::shell;
 use axum::{extract::FromRef, Router};
 use leptos::prelude::LeptosOptions;
-use leptos_axum::{file_and_error_handler_with_context, generate_route_list, LeptosRoutes};
+use leptos_axum::file_and_error_handler_with_context;
 use tower_http::trace::TraceLayer;
 
 pub mod agent;
@@ -125,7 +125,6 @@ impl FromRef<AppState> for LeptosOptions {
 
 /// The whole HTTP application, without a socket, so tests can drive it with `oneshot`.
 pub fn app(state: AppState) -> Router {
-    let routes = generate_route_list(App);
     let options = state.leptos_options.clone();
     Router::new()
         .merge(health::routes())
@@ -135,15 +134,7 @@ pub fn app(state: AppState) -> Router {
         .merge(page::routes())
         // Pages carry a Content-Security-Policy with the nonce of their hydration scripts,
         // and are in the person's language.
-        .leptos_routes_with_context(
-            &state,
-            routes,
-            {
-                let state = state.clone();
-                move || page::provide_page_context(&state)
-            },
-            move || shell(options.clone()),
-        )
+        .merge(page::pages(&state, move || shell(options.clone())))
         // Files under the site root (the hydrate bundle in /pkg, favicon, …), served
         // precompressed (.br/.gz) when present; anything else renders the 404 page.
         .fallback(file_and_error_handler_with_context::<AppState, _>(

@@ -195,6 +195,35 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/lang/{code}", get(switch))
 }
 
+/// The site's pages ([`app::route::Page`]), each at its exact path and rendered whole once
+/// its data is read: the HTML holds the conversation or the bookings, for a first paint
+/// and a page without JavaScript alike (streamed, they would wait for a script to be moved
+/// in). Any other path falls to the site's fallback, which serves a file or the 404 page.
+pub fn pages<V>(
+    state: &AppState,
+    shell: impl Fn() -> V + Clone + Send + Sync + 'static,
+) -> Router<AppState>
+where
+    V: leptos::prelude::IntoView + 'static,
+{
+    // The executor the pages' tasks run on; Leptos's own route set-up starts it too.
+    let _ = any_spawner::Executor::init_tokio();
+    let context = {
+        let state = state.clone();
+        move || {
+            leptos::prelude::provide_context(state.clone());
+            provide_page_context(&state);
+        }
+    };
+    let render = leptos_axum::render_app_async_with_context(context, shell);
+    app::route::Page::ALL
+        .into_iter()
+        .filter_map(app::route::Page::path)
+        .fold(Router::new(), |router, path| {
+            router.route(path, get(render.clone()))
+        })
+}
+
 #[derive(Debug, Deserialize)]
 struct SwitchQuery {
     #[serde(default)]

@@ -4,7 +4,6 @@
 //! `cancelBooking` asks for a confirmation first.
 
 use leptos::{either::Either, prelude::*};
-use leptos_meta::Title;
 use shared::tools::ListBookingsOutput;
 
 use crate::{
@@ -46,7 +45,6 @@ pub fn BookingsPage() -> impl IntoView {
     };
 
     view! {
-        <Title text=t("Đặt chỗ của tôi — datban", "My bookings — datban")/>
         <main class="chat bookings-page" data-hydrated=move || hydrated.get().to_string()>
             <header class="chat-header">
                 <div class="chat-header-row">

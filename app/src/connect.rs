@@ -8,7 +8,6 @@
 #![cfg_attr(not(feature = "hydrate"), allow(dead_code, unused_variables))]
 
 use leptos::prelude::*;
-use leptos_meta::Title;
 #[cfg(feature = "hydrate")]
 use serde_json::Value;
 #[cfg(feature = "hydrate")]
@@ -115,7 +114,6 @@ pub fn ConsentPage() -> impl IntoView {
     };
 
     view! {
-        <Title text=t("Kết nối ứng dụng — datban", "Connect an app — datban")/>
         <main class="chat consent-page" data-hydrated=move || hydrated.get().to_string()>
             <header class="chat-header">
                 <div class="chat-header-row">

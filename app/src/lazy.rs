@@ -13,6 +13,7 @@
 
 use std::{
     future::Future,
+    pin::Pin,
     task::{Context, Poll, Waker},
 };
 
@@ -47,7 +48,13 @@ pub fn lazy_part<F>(render: F) -> PartView
 where
     F: Future<Output = Result<PartView, ChunkUnavailable>> + Send + 'static,
 {
-    let mut render = Box::pin(render);
+    // Boxed here so that what follows is compiled once, not once per split point.
+    lazy_boxed(Box::pin(render))
+}
+
+fn lazy_boxed(
+    mut render: Pin<Box<dyn Future<Output = Result<PartView, ChunkUnavailable>> + Send>>,
+) -> PartView {
     match render
         .as_mut()
         .poll(&mut Context::from_waker(Waker::noop()))

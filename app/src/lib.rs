@@ -15,7 +15,6 @@ compile_error!(
 
 use leptos::either::EitherOf4;
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 
 mod api;
 mod bookings;
@@ -51,6 +50,9 @@ pub const OUTPUT_NAME: &str = "datban";
 /// before hydrating, so both render the same words.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     let lang = i18n::lang();
+    // Each page is its own page load, so its title and stylesheet are written here once,
+    // by the server: the browser's bundle needs no code for the document's head.
+    let page = route::Page::at(&route::Address::current().path);
     view! {
         <!DOCTYPE html>
         <html lang=lang.code()>
@@ -67,7 +69,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="/favicon.ico"/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
-                <MetaTags/>
+                <title>{page.title(lang)}</title>
+                <link rel="stylesheet" id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
             </head>
             <body>
                 <App/>
@@ -76,14 +79,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The root component: meta tags, stylesheet and the page at the request's path.
+/// The root component: the page at the request's path.
 #[component]
 pub fn App() -> impl IntoView {
-    provide_meta_context();
-
     view! {
-        <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css")/>
-        <Title text=i18n::t("datban — Đặt bàn cùng trợ lý", "datban — Book a table with an assistant")/>
         // The server renders these pages once their data is read (`page_data`), so the
         // HTML holds the conversation or the bookings, for a first paint and a page without
         // JavaScript alike (streamed, they would wait for a script to be moved in).

@@ -32,6 +32,18 @@ impl Page {
         }
     }
 
+    /// The page's title, as the browser's tab shows it.
+    pub fn title(self, lang: shared::lang::Lang) -> &'static str {
+        match self {
+            Page::Chat | Page::NotFound => lang.pick(
+                "datban — Đặt bàn cùng trợ lý",
+                "datban — Book a table with an assistant",
+            ),
+            Page::Bookings => lang.pick("Đặt chỗ của tôi — datban", "My bookings — datban"),
+            Page::Consent => lang.pick("Kết nối ứng dụng — datban", "Connect an app — datban"),
+        }
+    }
+
     /// The page at `path`, exactly (the server routes exactly these paths).
     pub fn at(path: &str) -> Self {
         Page::ALL
@@ -177,6 +189,22 @@ mod tests {
             Some("encoded-key")
         );
         assert_eq!(at("").param("c"), None);
+    }
+
+    #[test]
+    fn each_page_has_its_title_in_each_language() {
+        use shared::lang::Lang;
+        for lang in Lang::ALL {
+            let titles: Vec<_> = Page::ALL.into_iter().map(|page| page.title(lang)).collect();
+            assert!(
+                titles.iter().all(|title| title.contains("datban")),
+                "{titles:?}"
+            );
+            assert_eq!(titles.len(), 3);
+            assert!(titles[0] != titles[1] && titles[1] != titles[2] && titles[0] != titles[2]);
+        }
+        assert_eq!(Page::Bookings.title(Lang::En), "My bookings — datban");
+        assert_eq!(Page::NotFound.title(Lang::Vi), Page::Chat.title(Lang::Vi));
     }
 
     #[test]

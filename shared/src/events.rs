@@ -184,7 +184,8 @@ impl<'de> Deserialize<'de> for Transient {
 
 /// Why a reply's stream ended, in the AI SDK's `finishReason` values that AI SDK 6 and 7
 /// both accept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "kebab-case")]
 pub enum FinishReason {
     /// The model finished its answer.
@@ -198,6 +199,8 @@ pub enum FinishReason {
     /// Anything else (stopped by the person).
     Other,
 }
+
+crate::by_hand::unit_enum_by_hand!(finish_reason_from_value, FinishReason { Stop = "stop", Length = "length", ToolCalls = "tool-calls", Error = "error", Other = "other" });
 
 impl From<RunStatus> for FinishReason {
     fn from(status: RunStatus) -> Self {

@@ -195,26 +195,39 @@ impl Serialize for ApiCode {
 }
 
 /// The body of every refusal under `/api/`: `{"error":{"code","message",...}}`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 pub struct ErrorBody {
     /// What was refused.
     pub error: ErrorDetail,
 }
 
+crate::by_hand::struct_by_hand!(error_body_from_value, ErrorBody { error: "error" });
+
 /// The `error` of an [`ErrorBody`].
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 pub struct ErrorDetail {
     /// The code as sent; [`ApiCode::parse`] reads it (a newer server may send one this
     /// build does not know).
-    #[serde(default)]
+    #[cfg_attr(not(target_arch = "wasm32"), serde(default))]
     pub code: String,
     /// For client developers, in English; never shown to a person.
-    #[serde(default)]
+    #[cfg_attr(not(target_arch = "wasm32"), serde(default))]
     pub message: String,
     /// For a refused edit: which fields broke which rules.
-    #[serde(default)]
+    #[cfg_attr(not(target_arch = "wasm32"), serde(default))]
     pub issues: Vec<crate::tools::ValidationIssue>,
 }
+
+crate::by_hand::struct_by_hand!(
+    error_detail_from_value,
+    ErrorDetail {
+        code: "code" = default,
+        message: "message" = default,
+        issues: "issues" = default
+    }
+);
 
 /// Body of `POST /api/chat` as the page sends it: a person's message. (The server also
 /// reads the AI SDK's form of the same request, `{id, messages, trigger}`.)
@@ -234,7 +247,8 @@ pub struct ChatRequest {
 
 /// Answer of `GET /api/conversations/{id}`, and what a page showing the conversation is
 /// rendered with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationBody {
     /// Its id.
@@ -249,6 +263,16 @@ pub struct ConversationBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<RunningReply>,
 }
+
+crate::by_hand::struct_by_hand!(
+    conversation_from_value,
+    ConversationBody {
+        id: "id",
+        assistant: "assistant" = default,
+        messages: "messages" = default,
+        running: "running" = default
+    }
+);
 
 /// Answer of `GET /api/oauth/requests/{id}`: what the consent page shows.
 ///
@@ -422,7 +446,8 @@ pub struct ReopenRequest {
 /// A reply still being written when the conversation was read, and how much of it the
 /// stored copy holds: the page asks for the events after `after` and folds them in
 /// (`GET /api/chat/{id}/stream?after={after}&run={runId}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct RunningReply {
     /// The assistant message.
@@ -433,6 +458,15 @@ pub struct RunningReply {
     /// How many of the run's events the stored copy holds.
     pub after: u64,
 }
+
+crate::by_hand::struct_by_hand!(
+    running_from_value,
+    RunningReply {
+        message_id: "messageId",
+        run_id: "runId" = default,
+        after: "after"
+    }
+);
 
 #[cfg(test)]
 mod tests {

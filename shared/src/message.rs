@@ -3,7 +3,7 @@
 use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::by_hand::{take, take_opt, take_str, typed, Fields};
+use crate::by_hand::{take, take_field, take_opt, take_str, typed, Fields};
 use crate::preview::ApprovalPreview;
 use crate::{
     partial_json::PartialJson,
@@ -11,7 +11,8 @@ use crate::{
 };
 
 /// A person's decision on a call that asked for one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct Decision {
     /// Call id.
@@ -33,8 +34,21 @@ pub struct Decision {
     pub earlier: bool,
 }
 
+crate::by_hand::struct_by_hand!(
+    decision_from_value,
+    Decision {
+        tool_call_id: "toolCallId",
+        approval_id: "approvalId",
+        approved: "approved",
+        input: "input" = default,
+        reason: "reason" = default,
+        earlier: "earlier" = default
+    }
+);
+
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The person.
@@ -43,8 +57,11 @@ pub enum Role {
     Assistant,
 }
 
+crate::by_hand::unit_enum_by_hand!(role_from_value, Role { User = "user", Assistant = "assistant" });
+
 /// How an assistant's run ended (or that it is waiting).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "kebab-case")]
 pub enum RunStatus {
     /// The model answered with text; nothing is pending.
@@ -66,6 +83,8 @@ pub enum RunStatus {
     Interrupted,
 }
 
+crate::by_hand::unit_enum_by_hand!(run_status_from_value, RunStatus { Completed = "completed", AwaitingApproval = "awaiting-approval", StepLimit = "step-limit", TooManyToolErrors = "too-many-tool-errors", Stopped = "stopped", Error = "error", Interrupted = "interrupted" });
+
 impl RunStatus {
     /// Whether the run is over for good (not waiting for anything).
     pub fn is_final(self) -> bool {
@@ -74,7 +93,8 @@ impl RunStatus {
 }
 
 /// Extra data of ours carried in the stream's `messageMetadata`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageMetadata {
     /// Set when a run stops or pauses.
@@ -85,8 +105,17 @@ pub struct MessageMetadata {
     pub conversation_id: Option<String>,
 }
 
+crate::by_hand::struct_by_hand!(
+    metadata_from_value,
+    MessageMetadata {
+        status: "status" = default,
+        conversation_id: "conversationId" = default
+    }
+);
+
 /// One chat message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     /// Stable id.
@@ -104,6 +133,17 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
 }
+
+crate::by_hand::struct_by_hand!(
+    message_from_value,
+    Message {
+        id: "id",
+        role: "role" = default,
+        parts: "parts",
+        status: "status" = default,
+        client_id: "clientId" = default
+    }
+);
 
 impl Message {
     /// A message written by the person.
@@ -282,6 +322,10 @@ struct RawCall {
     approval: Option<Approval>,
 }
 
+// Never inlined: in the browser `Held<_>` is the JSON whatever the tool, so each tool's copy
+// of this is the same code, which the build's duplicate-function pass then keeps once;
+// inlined into `typed_part`, nine copies would stay.
+#[inline(never)]
 fn call_from_fields<T: Tool>(fields: Fields) -> Result<ToolCall<T>, String> {
     let RawCall {
         id,
@@ -340,7 +384,7 @@ fn raw_call(mut fields: Fields) -> Result<RawCall, String> {
             output: take(&mut fields, "output")?,
         },
         "output-error" => ToolState::OutputError {
-            input: fields.remove("input").filter(|input| !input.is_null()),
+            input: take_field(&mut fields, "input").filter(|input| !input.is_null()),
             error: typed(take(&mut fields, "error")?)?,
         },
         "output-denied" => ToolState::OutputDenied {
@@ -475,7 +519,8 @@ pub struct ToolCall<T: Tool> {
 
 /// A call's request for the person's decision, and the decision once made (the AI SDK's
 /// `approval` of a tool part).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct Approval {
     /// The id a decision names (in datban, the call id).
@@ -487,6 +532,15 @@ pub struct Approval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+
+crate::by_hand::struct_by_hand!(
+    approval_from_value,
+    Approval {
+        id: "id",
+        approved: "approved" = default,
+        reason: "reason" = default
+    }
+);
 
 /// A call the model made to a tool we do not have; shown as an error, never run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,9 @@
 //! filled up) runs nothing until the person has seen the new ones.
 
 use chrono::{DateTime, FixedOffset};
-use serde::{Deserialize, Serialize};
+#[cfg(not(target_arch = "wasm32"))]
+use serde::Deserialize;
+use serde::Serialize;
 
 use crate::tools::{BookingSummary, CheckoutDraft};
 
@@ -30,7 +32,8 @@ pub enum ApprovalPreview {
 }
 
 /// A booking as it would be made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct BookingPreview {
     /// The restaurant's id, as in the call.
@@ -53,6 +56,8 @@ pub struct BookingPreview {
     pub availability: Availability,
 }
 
+crate::by_hand::struct_by_hand!(booking_preview_from_value, BookingPreview { restaurant_id: "restaurantId", restaurant_name: "restaurantName", address: "address", city: "city", starts_at: "startsAt" = with crate::by_hand::rfc3339_value, party_size: "partySize", availability: "availability" });
+
 /// Whether a booking would be confirmed or put on the waiting list, as of now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
@@ -72,12 +77,18 @@ pub enum Availability {
 }
 
 /// A cancellation as it would happen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct CancellationPreview {
     /// The booking, as it stands now.
     pub booking: BookingSummary,
 }
+
+crate::by_hand::struct_by_hand!(
+    cancellation_preview_from_value,
+    CancellationPreview { booking: "booking" }
+);
 
 crate::by_hand::deserialize_by_hand_in_the_browser!(ApprovalPreview, preview_from_value);
 crate::by_hand::deserialize_by_hand_in_the_browser!(Availability, availability_from_value);

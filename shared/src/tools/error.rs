@@ -8,7 +8,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// One thing wrong with a tool's arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 pub struct ValidationIssue {
     /// Where, as a dotted path (`partySize`, `items.0.name`); empty for the whole document.
     pub path: String,
@@ -19,6 +20,15 @@ pub struct ValidationIssue {
     #[serde(default)]
     pub rule: Rule,
 }
+
+crate::by_hand::struct_by_hand!(
+    issue_from_value,
+    ValidationIssue {
+        path: "path",
+        message: "message",
+        rule: "rule" = default
+    }
+);
 
 impl ValidationIssue {
     /// An issue at `path` whose rule has no structure of its own ([`Rule::Other`]).
@@ -236,7 +246,8 @@ pub(crate) fn rule_from_value(value: serde_json::Value) -> Result<Rule, String> 
 }
 
 /// The kinds of thing a tool's arguments refer to by id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub enum Entity {
     /// A restaurant (`restaurantId`).
@@ -250,6 +261,8 @@ pub enum Entity {
     /// A tool (the call's name).
     Tool,
 }
+
+crate::by_hand::unit_enum_by_hand!(entity_from_value, Entity { Restaurant = "restaurant", Booking = "booking", Gift = "gift", Draft = "draft", Tool = "tool" });
 
 impl fmt::Display for ValidationIssue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -283,7 +296,8 @@ impl fmt::Display for ValidationError {
 impl std::error::Error for ValidationError {}
 
 /// Machine-readable error codes of tool results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     /// The arguments broke the schema or a rule; the model should fix them.
@@ -315,6 +329,8 @@ pub enum ErrorCode {
     /// The draft was already committed (by a request with another key).
     DraftAlreadyCommitted,
 }
+
+crate::by_hand::unit_enum_by_hand!(error_code_from_value, ErrorCode { ValidationError = "VALIDATION_ERROR", UnknownTool = "UNKNOWN_TOOL", ExecutionFailed = "EXECUTION_FAILED", UpstreamUnavailable = "UPSTREAM_UNAVAILABLE", UpstreamTimeout = "UPSTREAM_TIMEOUT", Declined = "DECLINED", Cancelled = "CANCELLED", Interrupted = "INTERRUPTED", MovedOn = "MOVED_ON", NotFound = "NOT_FOUND", IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED", IdempotencyKeyInUse = "IDEMPOTENCY_KEY_IN_USE", DraftAlreadyCommitted = "DRAFT_ALREADY_COMMITTED" });
 
 /// The four kinds of failure, kept apart because each asks for a different reaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -366,7 +382,8 @@ impl ErrorCode {
 }
 
 /// A tool failure as the model and the person see it; details stay in the server log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 pub struct ToolError {
     /// What kind of failure.
     pub code: ErrorCode,
@@ -379,6 +396,16 @@ pub struct ToolError {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub issues: Vec<ValidationIssue>,
 }
+
+crate::by_hand::struct_by_hand!(
+    tool_error_from_value,
+    ToolError {
+        code: "code",
+        message: "message",
+        retryable: "retryable",
+        issues: "issues" = default
+    }
+);
 
 impl ToolError {
     /// An error with the given code and message; retryable as the code says.

@@ -192,7 +192,8 @@ pub struct PrepareCheckoutInput {
 }
 
 /// A checkout that has not happened: what would be bought, for how much.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 pub struct CheckoutDraft {
     /// The draft's id; the same gift gives the same open draft.
     pub draft_id: String,
@@ -209,6 +210,19 @@ pub struct CheckoutDraft {
     /// Always true: payments here are fictional.
     pub fictional: bool,
 }
+
+crate::by_hand::struct_by_hand!(
+    checkout_draft_from_value,
+    CheckoutDraft {
+        draft_id: "draft_id",
+        gift_id: "gift_id",
+        gift_name: "gift_name",
+        price_vnd: "price_vnd",
+        delivery_vnd: "delivery_vnd",
+        total_vnd: "total_vnd",
+        fictional: "fictional"
+    }
+);
 
 impl Tool for PrepareCheckout {
     const NAME: ToolName = ToolName::PrepareCheckout;

@@ -34,6 +34,8 @@ pub use my_bookings::{
     BookingState, BookingSummary, CancelBooking, CancelBookingInput, CancelBookingOutput,
     ListBookings, ListBookingsInput, ListBookingsOutput,
 };
+// The browser's readers, for the test that holds them to the derived impls
+// (`crate::by_hand`).
 pub use restaurants::{
     FreeSlot, RestaurantSummary, SearchRestaurants, SearchRestaurantsInput, SearchRestaurantsOutput,
 };
@@ -43,6 +45,14 @@ pub use shipping::{
 #[cfg(feature = "validate")]
 pub use validate::validate_arguments;
 pub use weather::{DailyForecast, GetWeather, GetWeatherInput, GetWeatherOutput, WeatherCondition};
+#[cfg(test)]
+pub(crate) use {
+    error::{entity_from_value, error_code_from_value, issue_from_value, tool_error_from_value},
+    gifts::checkout_draft_from_value,
+    my_bookings::{
+        booking_state_from_value, booking_summary_from_value, list_bookings_output_from_value,
+    },
+};
 
 use std::fmt;
 
@@ -236,7 +246,8 @@ impl ToolName {
 
 /// The assistants of the app. A conversation talks to one, fixed when it is created, and
 /// the model is offered (and allowed to run) only that assistant's tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "lowercase")]
 pub enum Assistant {
     /// Weather, restaurants and bookings in Vietnam; the default.
@@ -247,6 +258,8 @@ pub enum Assistant {
     /// Shipping quotes with a fictional formula.
     Shipping,
 }
+
+crate::by_hand::unit_enum_by_hand!(assistant_from_value, Assistant { Restaurant = "restaurant", Gifts = "gifts", Shipping = "shipping" });
 
 impl Assistant {
     /// Every assistant, in the order the chat page offers them.

@@ -24,7 +24,8 @@ pub struct ListBookingsInput {
 }
 
 /// What a booking is now, including after a cancellation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "lowercase")]
 pub enum BookingState {
     /// A table is held.
@@ -34,6 +35,8 @@ pub enum BookingState {
     /// Cancelled; nothing is held.
     Cancelled,
 }
+
+crate::by_hand::unit_enum_by_hand!(booking_state_from_value, BookingState { Confirmed = "confirmed", Waitlisted = "waitlisted", Cancelled = "cancelled" });
 
 impl From<BookingStatus> for BookingState {
     fn from(status: BookingStatus) -> Self {
@@ -45,7 +48,8 @@ impl From<BookingStatus> for BookingState {
 }
 
 /// One of the person's bookings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct BookingSummary {
     /// The booking's reference (pass it to cancelBooking).
@@ -64,8 +68,11 @@ pub struct BookingSummary {
     pub status: BookingState,
 }
 
+crate::by_hand::struct_by_hand!(booking_summary_from_value, BookingSummary { booking_id: "bookingId", restaurant_name: "restaurantName", party_size: "partySize", starts_at: "startsAt" = with crate::by_hand::rfc3339_value, status: "status" });
+
 /// Result of `listBookings`. None is a success with a reason.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
 pub struct ListBookingsOutput {
     /// Soonest first.
@@ -74,6 +81,14 @@ pub struct ListBookingsOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_results_reason: Option<String>,
 }
+
+crate::by_hand::struct_by_hand!(
+    list_bookings_output_from_value,
+    ListBookingsOutput {
+        bookings: "bookings",
+        no_results_reason: "noResultsReason" = default
+    }
+);
 
 impl Tool for ListBookings {
     const NAME: ToolName = ToolName::ListBookings;

@@ -8,5 +8,7 @@
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
+    // `hydrate_body`, never `hydrate_lazy`: the build drops the async hydration paths that
+    // only `hydrate_lazy` would run (`xtask/src/async_hydration.rs`).
     leptos::mount::hydrate_body(app::App);
 }

@@ -4,6 +4,7 @@
 //! test commands build the site themselves (cargo + wasm-bindgen), writing the same
 //! files to the same places cargo-leptos does, so one server binary serves either.
 
+mod async_hydration;
 mod bench;
 mod cmd;
 mod e2e;

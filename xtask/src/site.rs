@@ -68,7 +68,8 @@ fn io_error(what: &str, path: &Path, error: std::io::Error) -> Failure {
 /// relocations (`--emit-relocs`), `wasm_split_cli_support` cuts every `#[wasm_split]`
 /// function (and what only it reaches) out of the linked module into chunks and writes the
 /// JS loader they are fetched through, wasm-bindgen then runs on the main module alone
-/// (keeping the linker's exports, which the chunks import), and wasm-opt shrinks the main
+/// (keeping the linker's exports, which the chunks import), the main module's table drops
+/// its async hydration entries (`crate::async_hydration`), and wasm-opt shrinks the main
 /// module and each chunk separately.
 pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     let site = ws.site_root();
@@ -150,11 +151,16 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     // cargo-leptos renames `<name>_bg.wasm` to `<name>.wasm`, and Leptos's hydration
     // script asks for that name; do the same so either build tool's output works.
     let wasm_out = pkg.join(format!("{OUTPUT_NAME}.wasm"));
-    wasm_opt(
-        tools,
-        &bindgen_out.join(format!("{OUTPUT_NAME}_bg.wasm")),
-        &wasm_out,
-    )?;
+    let bound = bindgen_out.join(format!("{OUTPUT_NAME}_bg.wasm"));
+    let bytes = fs::read(&bound).map_err(|e| io_error("read", &bound, e))?;
+    let (bytes, dropped) = crate::async_hydration::drop_async_hydration(&bytes)?;
+    println!(
+        "site: async hydration dropped: {} functions, {} table entries",
+        dropped.functions, dropped.entries
+    );
+    let stubbed = bindgen_out.join(format!("{OUTPUT_NAME}_sync.wasm"));
+    fs::write(&stubbed, bytes).map_err(|e| io_error("write", &stubbed, e))?;
+    wasm_opt(tools, &stubbed, &wasm_out)?;
     let mut chunks = Vec::new();
     for chunk in &split.chunks {
         let name = chunk

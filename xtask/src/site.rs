@@ -162,14 +162,22 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     fs::write(&stubbed, bytes).map_err(|e| io_error("write", &stubbed, e))?;
     wasm_opt(tools, &stubbed, &wasm_out)?;
     let mut chunks = Vec::new();
+    let mut chunk_functions = 0;
     for chunk in &split.chunks {
         let name = chunk
             .file_name()
             .ok_or_else(|| Failure::new(format!("{} has no file name", chunk.display())))?;
         let out = pkg.join(name);
-        wasm_opt(tools, chunk, &out)?;
+        // A chunk's views are built in the browser, never hydrated: the same holds there.
+        let bytes = fs::read(chunk).map_err(|e| io_error("read", chunk, e))?;
+        let (bytes, dropped) = crate::async_hydration::drop_async_hydration(&bytes)?;
+        chunk_functions += dropped.functions;
+        let stubbed = bindgen_out.join(name);
+        fs::write(&stubbed, bytes).map_err(|e| io_error("write", &stubbed, e))?;
+        wasm_opt(tools, &stubbed, &out)?;
         chunks.push(out);
     }
+    println!("site: async hydration dropped from the chunks: {chunk_functions} functions");
     let loader_out = pkg.join(SPLIT_LOADER);
     copy(&split_dir.join(SPLIT_LOADER), &loader_out)?;
     let manifest_out = pkg.join(SPLIT_MANIFEST);

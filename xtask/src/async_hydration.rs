@@ -23,6 +23,13 @@ use crate::Failure;
 
 /// The symbol of tachys's `AnyView` async hydration (`into_any::hydrate_async::<T>`), as
 /// it appears, mangled, in the name of each of its instantiations and of their futures.
+///
+/// Only these, not every function on the async path (each view type's own
+/// `RenderHtml::hydrate_async` and its closures): the compiler merges functions whose code
+/// is identical, and the name section then names the one body after one of them. Small
+/// generic closures on that path can be identical to ones the page runs (tried: pointing
+/// all of them away broke the restaurant parts), while each `into_any` instantiation boxes
+/// a future of its own view type, so its code is its alone.
 const ASYNC_HYDRATION: &str = "8into_any13hydrate_async";
 
 /// What [`drop_async_hydration`] did.

@@ -3,13 +3,29 @@
 
 use super::{OfflineModel, SEARCH_RESTAURANTS, SUGGEST_GIFTS};
 use crate::model::{FinishReason, ModelEvent, ModelMessage, ModelRequest, ProposedCall, ToolSpec};
-use chrono::{DateTime, FixedOffset};
+use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::{json, Value};
 use shared::tools::{Assistant, ToolName};
 use std::time::Duration;
 
+/// 2026-11-29T10:00:00+07:00, built when compiling: a date that does not exist fails the
+/// build, not a test.
+const NOW: DateTime<FixedOffset> = {
+    let (Some(date), Some(offset)) = (
+        NaiveDate::from_ymd_opt(2026, 11, 29),
+        FixedOffset::east_opt(7 * 3600),
+    ) else {
+        panic!("not a date");
+    };
+    // 10:00 in Hà Nội is 03:00 UTC.
+    let Some(utc) = date.and_hms_opt(3, 0, 0) else {
+        panic!("not a time");
+    };
+    DateTime::from_naive_utc_and_offset(utc, offset)
+};
+
 pub(super) fn now() -> DateTime<FixedOffset> {
-    DateTime::parse_from_rfc3339("2026-11-29T10:00:00+07:00").unwrap()
+    NOW
 }
 
 pub(super) fn model() -> OfflineModel {
@@ -88,7 +104,9 @@ pub(super) fn assemble(events: &[ModelEvent]) -> Turn {
         finish: FinishReason::Other,
     };
     let mut open: Option<ProposedCall> = None;
-    let (last, body) = events.split_last().expect("a turn has events");
+    let Some((last, body)) = events.split_last() else {
+        panic!("a turn has events");
+    };
     for event in body {
         match event {
             ModelEvent::TextDelta(delta) => {
@@ -105,15 +123,17 @@ pub(super) fn assemble(events: &[ModelEvent]) -> Turn {
                 });
             }
             ModelEvent::ToolCallDelta { id, delta } => {
-                let call = open.as_mut().expect("delta inside a call");
-                assert_eq!(&call.id, id);
-                call.arguments.push_str(delta);
+                let open_id = open.as_ref().map(|call| &call.id);
+                assert_eq!(open_id, Some(id), "a delta belongs to the open call");
+                if let Some(call) = open.as_mut() {
+                    call.arguments.push_str(delta);
+                }
                 turn.argument_pieces.push(delta.clone());
             }
             ModelEvent::ToolCallEnd { id } => {
-                let call = open.take().expect("end closes a call");
-                assert_eq!(&call.id, id);
-                turn.calls.push(call);
+                let open_id = open.as_ref().map(|call| &call.id);
+                assert_eq!(open_id, Some(id), "an end closes the open call");
+                turn.calls.extend(open.take());
             }
             ModelEvent::Finish(_) => panic!("Finish must be the last event"),
         }
@@ -132,7 +152,9 @@ pub(super) fn plan(messages: Vec<ModelMessage>) -> Turn {
 
 /// A turn planned with the clock at `now` (RFC 3339, e.g. "2026-12-03T10:00:00+07:00").
 pub(super) fn plan_at(now: &str, messages: Vec<ModelMessage>) -> Turn {
-    let now = DateTime::parse_from_rfc3339(now).unwrap();
+    let Ok(now) = DateTime::parse_from_rfc3339(now) else {
+        panic!("{now:?} is not an RFC 3339 time");
+    };
     let model = OfflineModel::new(Duration::ZERO).with_now(now);
     assemble(&model.plan_turn(&request(messages)))
 }
@@ -208,8 +230,12 @@ pub(super) fn validation_error(tool: &str, raw: &str) -> Value {
     let ctx = shared::tools::ValidationContext {
         now: now().with_timezone(&chrono::Utc),
     };
-    let tool = ToolName::parse(tool).unwrap();
-    let invalid = shared::tools::validate_arguments(tool, raw, &ctx).unwrap_err();
+    let Some(name) = ToolName::parse(tool) else {
+        panic!("there is no tool {tool:?}");
+    };
+    let Err(invalid) = shared::tools::validate_arguments(name, raw, &ctx) else {
+        panic!("{raw} is valid for {tool}, so it has no validation error");
+    };
     let error = shared::tools::ToolError::from(invalid);
     json!({"ok": false, "error": error})
 }
@@ -282,4 +308,12 @@ pub(super) fn after_gift_ideas(text: &str) -> Vec<ModelMessage> {
     history.push(listing.assistant());
     history.push(user(text));
     history
+}
+
+#[test]
+fn the_pinned_clock_is_the_time_it_says() {
+    assert_eq!(
+        DateTime::parse_from_rfc3339("2026-11-29T10:00:00+07:00").ok(),
+        Some(now())
+    );
 }

@@ -191,10 +191,10 @@ async fn run(model: &OfflineModel, ctx: &ToolContext, row: &Row) -> Result<(), S
 }
 
 #[tokio::test]
-async fn every_phrasing_makes_its_calls() {
+async fn every_phrasing_makes_its_calls() -> Result<(), chrono::ParseError> {
     let count = rows().count();
     assert!(count >= 80, "{count} phrasings");
-    let now: DateTime<FixedOffset> = DateTime::parse_from_rfc3339(NOW).unwrap();
+    let now: DateTime<FixedOffset> = DateTime::parse_from_rfc3339(NOW)?;
     let model = OfflineModel::new(Duration::ZERO).with_now(now);
     let (db, _guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
@@ -220,4 +220,5 @@ async fn every_phrasing_makes_its_calls() {
         count,
         failures.join("\n")
     );
+    Ok(())
 }

@@ -32,7 +32,7 @@ fn purchase(text: &str, draft_id: &str) -> (Vec<ModelMessage>, ProposedCall) {
 }
 
 #[test]
-fn gift_requests_become_suggest_gifts_arguments() {
+fn gift_requests_become_suggest_gifts_arguments() -> serde_json::Result<()> {
     let cases = [
         (
             "Gợi ý quà cho mẹ 55 tuổi thích làm vườn, dưới 1 triệu",
@@ -116,14 +116,14 @@ fn gift_requests_become_suggest_gifts_arguments() {
         assert_eq!(call.name, SUGGEST_GIFTS, "{text}");
         assert_eq!(arguments(call), expected, "{text}");
         // What the model sends is what the tool accepts.
-        let input: shared::tools::SuggestGiftsInput =
-            serde_json::from_str(&call.arguments).unwrap();
-        assert_eq!(serde_json::to_value(input).unwrap(), expected, "{text}");
+        let input: shared::tools::SuggestGiftsInput = serde_json::from_str(&call.arguments)?;
+        assert_eq!(serde_json::to_value(input)?, expected, "{text}");
     }
     let turn = plan_for(Assistant::Gifts, vec![user("Gợi ý quà cho mẹ")]);
     assert_eq!(turn.text, "Để tôi tìm vài món quà phù hợp…");
     let turn = plan_for(Assistant::Gifts, vec![user("gift for my mom")]);
     assert_eq!(turn.text, "Let me find some gift ideas…");
+    Ok(())
 }
 
 #[test]
@@ -286,17 +286,17 @@ fn buying_without_a_clear_gift_asks_which() {
 }
 
 #[test]
-fn a_purchase_prepares_a_draft_then_commits_it_with_a_key_from_the_draft() {
+fn a_purchase_prepares_a_draft_then_commits_it_with_a_key_from_the_draft() -> serde_json::Result<()>
+{
     let (history, call) = purchase("mua món 2", "drf_7K2M");
     assert_eq!(call.name, CREATE_CHECKOUT_SESSION);
     assert_eq!(
         call.arguments,
         r#"{"draft_id":"drf_7K2M","idempotency_key":"checkout-drf_7K2M"}"#
     );
-    let input: shared::tools::CreateCheckoutSessionInput =
-        serde_json::from_str(&call.arguments).unwrap();
+    let input: shared::tools::CreateCheckoutSessionInput = serde_json::from_str(&call.arguments)?;
     assert_eq!(input.idempotency_key, "checkout-drf_7K2M");
-    let ModelMessage::Assistant { text, .. } = history.last().unwrap() else {
+    let Some(ModelMessage::Assistant { text, .. }) = history.last() else {
         panic!("the last message is the model's");
     };
     assert_eq!(
@@ -333,6 +333,7 @@ fn a_purchase_prepares_a_draft_then_commits_it_with_a_key_from_the_draft() {
         "Created a simulated checkout chk_1 for Bộ dụng cụ làm vườn mini: 350.000 ₫. No real \
          money was charged."
     );
+    Ok(())
 }
 
 #[test]

@@ -2,7 +2,6 @@
 //! only with `hydrate`.
 
 use wasm_bindgen::JsValue;
-use web_sys::UrlSearchParams;
 
 /// Leaves the page for `url` (another site: the connected app's redirect URI).
 pub fn go_to(url: &str) {
@@ -11,25 +10,6 @@ pub fn go_to(url: &str) {
             leptos::logging::warn!("datban: could not go to {url}");
         }
     }
-}
-
-/// The page's path and query as the address bar shows them (`/?c=…`).
-pub fn current_path() -> Option<String> {
-    let location = web_sys::window()?.location();
-    Some(format!(
-        "{}{}",
-        location.pathname().ok()?,
-        location.search().ok()?
-    ))
-}
-
-/// The page URL's query parameter `name`, when present and not empty.
-pub fn query_param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    UrlSearchParams::new_with_str(&search)
-        .ok()?
-        .get(name)
-        .filter(|value| !value.is_empty())
 }
 
 /// Replaces the page URL (no navigation, no history entry).

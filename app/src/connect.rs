@@ -72,7 +72,7 @@ pub fn ConsentPage() -> impl IntoView {
         set_hydrated.set(true);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let Some(id) = crate::browser::query_param("request") else {
+            let Some(id) = crate::route::Address::current().param("request") else {
                 load.set(Load::Failed(String::new()));
                 return;
             };

@@ -85,7 +85,9 @@ pub fn LangSwitch() -> impl IntoView {
         .map(|(index, option)| {
             let on_click = move |ev: leptos::ev::MouseEvent| {
                 #[cfg(feature = "hydrate")]
-                if let Some(here) = crate::browser::current_path() {
+                {
+                    // Read now, not when the page hydrated: the chat keeps `?c=` up to date.
+                    let here = crate::route::Address::current().path_and_query();
                     ev.prevent_default();
                     crate::browser::go_to(&switch_url(option, &here));
                 }

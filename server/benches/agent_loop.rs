@@ -168,9 +168,12 @@ async fn measure(label: &str, url: &str) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
-    let (steps, total, cpu) = batch(&agent, &registry, runs, 1).await;
+    // `DATBAN_BENCH_AT_ONCE_ONLY=1` skips the one-at-a-time pass, for a profile of the
+    // busy server's steps alone.
+    let busy_only = std::env::var_os("DATBAN_BENCH_AT_ONCE_ONLY").is_some();
+    let (steps, total, cpu) = batch(&agent, &registry, if busy_only { 0 } else { runs }, 1).await;
     assert!(
-        steps > 0,
+        busy_only || steps > 0,
         "no step was counted: the events' format changed?"
     );
     let model = Duration::from_nanos(nanos.swap(0, Ordering::Relaxed));
@@ -234,6 +237,9 @@ fn main() {
         let dir = tempfile::tempdir().unwrap();
         let file = format!("sqlite://{}", dir.path().join("bench.db").display());
         measure("SQLite file (WAL)", &file).await;
+        if std::env::var_os("DATBAN_BENCH_AT_ONCE_ONLY").is_some() {
+            return;
+        }
         // The same SQL without the file system, to tell the loop's cost from disk writes.
         measure(
             "SQLite in memory",

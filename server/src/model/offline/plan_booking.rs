@@ -24,6 +24,16 @@ struct BookingArgs {
     starts_at: Option<DateTime<FixedOffset>>,
 }
 
+/// What a booking request that names neither a place nor a time is asked once its search
+/// found several places: the person chooses, the model does not pick one for them. Neither
+/// text holds "mấy giờ" or "what date and time", which mark a createBooking call as
+/// unfinished ([`Planner::pending_booking`]); the answer is read by
+/// [`Planner::place_follow_up`].
+const WHICH_PLACE_VI: &str =
+    "Bạn muốn đặt ở nhà hàng nào trong danh sách (ví dụ “quán thứ 2”), vào giờ nào?";
+const WHICH_PLACE_EN: &str =
+    "Which of these restaurants would you like (say “the second one”), and at what time?";
+
 impl BookingArgs {
     pub(super) fn to_json(&self) -> String {
         let mut object = Map::new();
@@ -91,12 +101,7 @@ impl Planner<'_> {
     /// table tonight for a number of people to ask again.
     fn booking_details_after_search(&self, details: &Utterance) -> BookingArgs {
         let mut args = self.booking_details(details);
-        let filters = self
-            .proposed_calls()
-            .rev()
-            .find(|call| call.name == SEARCH_RESTAURANTS)
-            .and_then(|call| serde_json::from_str::<Value>(&call.arguments).ok());
-        let Some(Value::Object(filters)) = filters else {
+        let Some(filters) = self.search_filters() else {
             return args;
         };
         if args.party_size.is_none() {
@@ -107,17 +112,108 @@ impl Planner<'_> {
                 .filter(|n| *n > 0);
         }
         // Only a time was said: it is on the day searched, unless that day is over.
-        let searched_day = filters
-            .get("date")
-            .and_then(Value::as_str)
-            .and_then(|day| day.parse::<NaiveDate>().ok())
-            .filter(|day| *day >= self.today());
+        let searched_day = self.searched_day(&filters);
         if let (None, Some(day), Some(at)) =
             (details.date(self.today()), searched_day, args.starts_at)
         {
             args.starts_at = local(day, at.time()).or(args.starts_at);
         }
         args
+    }
+
+    /// The latest search's arguments.
+    fn search_filters(&self) -> Option<Map<String, Value>> {
+        let call = self
+            .proposed_calls()
+            .rev()
+            .find(|call| call.name == SEARCH_RESTAURANTS)?;
+        match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(Value::Object(filters)) => Some(filters),
+            _ => None,
+        }
+    }
+
+    /// The day a search was for, unless that day is over.
+    fn searched_day(&self, filters: &Map<String, Value>) -> Option<NaiveDate> {
+        filters
+            .get("date")
+            .and_then(Value::as_str)
+            .and_then(|day| day.parse::<NaiveDate>().ok())
+            .filter(|day| *day >= self.today())
+    }
+
+    fn which_place(&self) -> String {
+        self.lang.pick(WHICH_PLACE_VI, WHICH_PLACE_EN).to_owned()
+    }
+
+    /// An answer to [`WHICH_PLACE_VI`]: a place of the latest list (by its rank or its
+    /// name), a time, or both, with no verb: "quán thứ 2 lúc 7 giờ", "Chả Cá Thăng Long",
+    /// "the second one at 7:30", "19h". The day and the part of the day first asked for
+    /// still hold ("tối mai", then "7 giờ" is 19:00 tomorrow). A time alone takes the first
+    /// place free then, as a booking with a time and no place does. `None` when the message
+    /// answers neither (it is read as a request of its own).
+    pub(super) fn place_follow_up(&self) -> Option<Reply> {
+        let last_reply = self
+            .messages
+            .iter()
+            .rev()
+            .find_map(|message| match message {
+                ModelMessage::Assistant { text, .. } => Some(text.as_str()),
+                _ => None,
+            })?;
+        if !last_reply.contains(WHICH_PLACE_VI) && !last_reply.contains(WHICH_PLACE_EN) {
+            return None;
+        }
+        let list = self.search_results().pop()?;
+        let request = self.whole_request(Intent::Book);
+        let said = &request.details;
+        let by_name = name_match(&request.said, list.iter());
+        let reference = said.restaurant_reference();
+        if by_name.is_none() && reference.is_some() {
+            let in_list = match reference {
+                Some(ItemRef::Nth(nth)) => nth.checked_sub(1).is_some_and(|at| at < list.len()),
+                _ => true,
+            };
+            if !in_list {
+                // book() says how many places the list has.
+                return Some(self.book(&request));
+            }
+        }
+        let asked = self.request_before_call(SEARCH_RESTAURANTS);
+        let part = asked.as_ref().and_then(Utterance::day_part);
+        let time = said.time_in(part);
+        let date = said.date(self.today()).or_else(|| {
+            let filters = self.search_filters()?;
+            self.searched_day(&filters)
+        });
+        let date = date.or_else(|| {
+            let day = asked.as_ref().and_then(|asked| asked.date(self.today()));
+            day.filter(|day| *day >= self.today())
+        });
+        let starts_at = match (date, time) {
+            (Some(date), Some(time)) => local(date, time),
+            (None, Some(time)) => next_occurrence(self.now, time),
+            _ => None,
+        };
+        let picked = by_name.or(match reference {
+            Some(ItemRef::Nth(nth)) => nth.checked_sub(1).and_then(|at| list.get(at)),
+            Some(ItemRef::Last) => list.last(),
+            None => None,
+        });
+        let restaurant = match (picked, starts_at) {
+            (Some(restaurant), _) => restaurant,
+            (None, Some(at)) => list
+                .iter()
+                .find(|r| r.slots.contains(&at.time()))
+                .or_else(|| list.first())?,
+            (None, None) => return None,
+        };
+        let party_size = self.booking_details_after_search(said).party_size;
+        Some(self.booking_call(&BookingArgs {
+            restaurant_id: Some(restaurant.id.clone()),
+            party_size,
+            starts_at,
+        }))
     }
 
     pub(super) fn book(&self, request: &Request) -> Reply {
@@ -201,6 +297,10 @@ impl Planner<'_> {
                     restaurant_id: Some(restaurant.id.clone()),
                     ..self.booking_details_after_search(&request.details)
                 };
+                // No place and no time to choose one by: the person chooses.
+                if args.starts_at.is_none() && searches.last().is_some_and(|list| list.len() > 1) {
+                    return Reply::text(self.which_place());
+                }
                 return self.booking_call(&args);
             }
         }
@@ -341,9 +441,14 @@ impl Planner<'_> {
     /// The person's message that led to the latest createBooking call: the last one before
     /// it.
     fn booking_request(&self) -> Option<Utterance> {
+        self.request_before_call(CREATE_BOOKING)
+    }
+
+    /// The person's message that led to the latest call of `tool`: the last one before it.
+    fn request_before_call(&self, tool: &str) -> Option<Utterance> {
         let called_at = self.messages.iter().rposition(|message| {
             matches!(message, ModelMessage::Assistant { calls, .. }
-                if calls.iter().any(|call| call.name == CREATE_BOOKING))
+                if calls.iter().any(|call| call.name == tool))
         })?;
         self.messages[..called_at]
             .iter()
@@ -421,6 +526,10 @@ impl Planner<'_> {
                     .booking_details(&request.details)
                     .starts_at
                     .map(|at| at.time());
+                // No time to choose a place by: which of several is the person's choice.
+                if at.is_none() && restaurants.len() > 1 {
+                    return Some((self.which_place(), None));
+                }
                 at.and_then(|at| restaurants.iter().find(|r| r.slots.contains(&at)))
                     .or_else(|| restaurants.first())?
             }

@@ -147,6 +147,11 @@ impl<'a> Planner<'a> {
         if let Some(reply) = self.opening_hours() {
             return reply;
         }
+        if self.offers(ToolName::CreateBooking) {
+            if let Some(reply) = self.place_follow_up() {
+                return reply;
+            }
+        }
         if let Some(reply) = self.answer_requests() {
             return reply;
         }

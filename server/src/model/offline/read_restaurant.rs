@@ -128,9 +128,9 @@ impl Utterance {
     }
 
     /// Whether word `index` is the "thứ" of a place's rank ("quán thứ 2", "nhà hàng thứ
-    /// ba"), which is then not a weekday ("tối thứ 2" is Monday evening).
+    /// ba", "nơi thứ hai"), which is then not a weekday ("tối thứ 2" is Monday evening).
     pub(super) fn is_rank_word(&self, index: usize) -> bool {
-        const PLACE_WORDS: &str = "quán|quan|hàng|hang|cái|cai|chỗ";
+        const PLACE_WORDS: &str = "quán|quan|hàng|hang|cái|cai|chỗ|nơi|noi";
         matches!(self.lower(index), "thứ" | "thu")
             && index
                 .checked_sub(1)

@@ -2,9 +2,9 @@
 
 use super::super::testing::{
     after_search, after_search_for, arguments, hanoi_search, incident_history, plan, searched,
-    tool_result, user, validation_error, Turn,
+    searched_with, tool_result, user, validation_error, Turn,
 };
-use super::super::BAD_ARGS_ARGUMENTS;
+use super::super::{BAD_ARGS_ARGUMENTS, GET_WEATHER};
 use super::*;
 use crate::model::{FinishReason, ProposedCall};
 use serde_json::json;
@@ -504,6 +504,12 @@ fn a_place_of_the_list_by_its_rank_with_what_the_search_was_for() {
                    "startsAt": "2026-12-04T19:00:00+07:00"}),
         ),
         (
+            "Tìm nhà hàng ở Hà Nội cho 4 người tối thứ 6",
+            "đặt nơi thứ hai lúc 19h",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+                   "startsAt": "2026-12-04T19:00:00+07:00"}),
+        ),
+        (
             "Tìm nhà hàng ở Hà Nội",
             "Đặt quán số 2 cho 3 người tối mai 19h",
             json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 3,
@@ -552,6 +558,11 @@ fn a_weekday_is_not_a_rank_and_a_rank_past_the_list_is_said() {
     }
 }
 
+fn asks_which_place(turn: &Turn) -> bool {
+    turn.calls.is_empty()
+        && (turn.text.ends_with(WHICH_PLACE_VI) || turn.text.ends_with(WHICH_PLACE_EN))
+}
+
 #[test]
 fn a_time_given_later_keeps_the_day_and_the_evening_first_asked_for() {
     for (request, answer, starts_at) in [
@@ -573,6 +584,36 @@ fn a_time_given_later_keeps_the_day_and_the_evening_first_asked_for() {
         ),
     ] {
         let mut history = searched(request);
+        // Two places and no time to choose by: the person is asked which, and when.
+        let question = plan(history.clone());
+        assert!(asks_which_place(&question), "{request}: {question:?}");
+        history.push(question.assistant());
+        history.push(user(answer));
+        let retried = plan(history);
+        assert_eq!(
+            arguments(retried.only_call())["startsAt"],
+            json!(starts_at),
+            "{request} → {answer}"
+        );
+        assert_eq!(arguments(retried.only_call())["partySize"], json!(3));
+    }
+}
+
+#[test]
+fn a_time_given_after_a_refused_booking_keeps_the_evening_first_asked_for() {
+    for (request, answer, starts_at) in [
+        (
+            "I need a table for 3 at Chả Cá Thăng Long on Friday evening",
+            "make it 7:30",
+            "2026-12-04T19:30:00+07:00",
+        ),
+        (
+            "Đặt bàn cho 3 người ở Chả Cá Thăng Long tối thứ 6",
+            "lúc 7 giờ",
+            "2026-12-04T19:00:00+07:00",
+        ),
+    ] {
+        let mut history = searched(request);
         let booking = plan(history.clone());
         let call = booking.only_call();
         assert_eq!(call.name, CREATE_BOOKING, "{request}");
@@ -589,10 +630,95 @@ fn a_time_given_later_keeps_the_day_and_the_evening_first_asked_for() {
         history.push(user(answer));
         let retried = plan(history);
         assert_eq!(
-            arguments(retried.only_call())["startsAt"],
-            json!(starts_at),
+            arguments(retried.only_call()),
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 3,
+                   "startsAt": starts_at}),
             "{request} → {answer}"
         );
-        assert_eq!(arguments(retried.only_call())["partySize"], json!(3));
     }
+}
+
+/// The incident's cousin: "book a table in Hanoi tomorrow evening" must not become a
+/// booking at a place nobody chose. The person is asked, and the answer is read with what
+/// the request already said.
+#[test]
+fn a_booking_that_names_no_place_nor_time_asks_which_place_and_reads_the_answer() {
+    // Today is Sunday 29 November 2026 in these tests.
+    let thang_long = |party: u16, at: &str| json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": party, "startsAt": at});
+    for (request, answer, expected) in [
+        (
+            "Đặt bàn tối mai 4 người ở Hà Nội",
+            "quán thứ 2 lúc 7 giờ",
+            thang_long(4, "2026-11-30T19:00:00+07:00"),
+        ),
+        // "thứ hai" after a word for a place is its rank, not Monday.
+        (
+            "Đặt bàn tối mai 4 người ở Hà Nội",
+            "nơi thứ hai, 19h",
+            thang_long(4, "2026-11-30T19:00:00+07:00"),
+        ),
+        (
+            "Đặt bàn tối mai 4 người ở Hà Nội",
+            "Bún Chả Hương Liên lúc 18:30",
+            json!({"restaurantId": "hn-bun-cha-huong-lien", "partySize": 4,
+                   "startsAt": "2026-11-30T18:30:00+07:00"}),
+        ),
+        (
+            "Book a table for 2 in Hanoi tomorrow evening",
+            "the second one at 7:30",
+            thang_long(2, "2026-11-30T19:30:00+07:00"),
+        ),
+        // A time alone: the first place free then.
+        (
+            "Book a table for 2 in Hanoi tomorrow evening",
+            "7:30 please",
+            thang_long(2, "2026-11-30T19:30:00+07:00"),
+        ),
+        // A place alone: the time is still to come (the tool's refusal asks for it).
+        (
+            "Đặt bàn tối mai 4 người ở Hà Nội",
+            "Chả Cá Thăng Long",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4}),
+        ),
+    ] {
+        let mut history = searched(request);
+        let question = plan(history.clone());
+        assert!(asks_which_place(&question), "{request}: {question:?}");
+        history.push(question.assistant());
+        history.push(user(answer));
+        let turn = plan(history);
+        assert_eq!(
+            turn.only_call().name,
+            CREATE_BOOKING,
+            "{request} → {answer}"
+        );
+        assert_eq!(
+            arguments(turn.only_call()),
+            expected,
+            "{request} → {answer}"
+        );
+    }
+    // A rank past the list is said; a message that answers neither is a request of its own.
+    let mut history = searched("Đặt bàn tối mai 4 người ở Hà Nội");
+    let question = plan(history.clone());
+    history.push(question.assistant());
+    let mut past = history.clone();
+    past.push(user("quán thứ 5 lúc 19h"));
+    let turn = plan(past);
+    assert!(turn.calls.is_empty(), "{turn:?}");
+    assert!(
+        turn.text.starts_with("Lần tìm vừa rồi chỉ có 2 nhà hàng"),
+        "{}",
+        turn.text
+    );
+    history.push(user("Thời tiết Đà Nẵng hôm nay thế nào?"));
+    let turn = plan(history);
+    assert_eq!(turn.only_call().name, GET_WEATHER);
+    // One place found: it is the one, and the time is asked for by the tool's refusal.
+    let one = json!({"ok": true, "restaurants": [hanoi_search()["restaurants"][1].clone()]});
+    let turn = plan(searched_with("Đặt bàn tối mai 4 người ở Hà Nội", &one));
+    assert_eq!(
+        arguments(turn.only_call()),
+        json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4})
+    );
 }

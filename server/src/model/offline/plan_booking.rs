@@ -3,7 +3,7 @@
 
 use super::catalogue::{named_in, KnownRestaurant};
 use super::plan_search::{name_match, Restaurant};
-use super::planner::{join_names, quoted_field, text_field, Outcome, Planner};
+use super::planner::{join_names, quoted_field, text_field, with_asked_request, Outcome, Planner};
 use super::read::{number, Lang, Utterance};
 use super::read_gift::ItemRef;
 use super::read_request::{Intent, Request};
@@ -444,19 +444,24 @@ impl Planner<'_> {
         self.request_before_call(CREATE_BOOKING)
     }
 
-    /// The person's message that led to the latest call of `tool`: the last one before it.
+    /// The person's message that led to the latest call of `tool`: the last one before it
+    /// (with the request it answered, if it only named a city).
     fn request_before_call(&self, tool: &str) -> Option<Utterance> {
         let called_at = self.messages.iter().rposition(|message| {
             matches!(message, ModelMessage::Assistant { calls, .. }
                 if calls.iter().any(|call| call.name == tool))
         })?;
-        self.messages[..called_at]
+        let asked_at = self.messages[..called_at]
             .iter()
-            .rev()
-            .find_map(|message| match message {
-                ModelMessage::User { text } => Some(Utterance::new(text)),
-                _ => None,
-            })
+            .rposition(|message| matches!(message, ModelMessage::User { .. }))?;
+        let asked = &self.messages[..=asked_at];
+        if let Some(text) = with_asked_request(asked, self.offered) {
+            return Some(Utterance::new(&text));
+        }
+        match &self.messages[asked_at] {
+            ModelMessage::User { text } => Some(Utterance::new(text)),
+            _ => None,
+        }
     }
 
     fn booking_call(&self, args: &BookingArgs) -> Reply {

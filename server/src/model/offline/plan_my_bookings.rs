@@ -1,7 +1,7 @@
 //! The person's own bookings: listing them and cancelling one (always by its id).
 
 use super::planner::{plural, quoted_field, text_field, trim_message, Planner};
-use super::read::Lang;
+use super::read::{Lang, Utterance};
 use super::reply::Reply;
 use super::{CANCEL_BOOKING, LIST_BOOKINGS};
 use chrono::DateTime;
@@ -73,12 +73,40 @@ impl Planner<'_> {
             let reason = text_field(value, "noResultsReason")
                 .filter(|reason| self.readable(reason))
                 .map(trim_message);
-            return match (self.lang, reason) {
+            let said = match (self.lang, reason) {
+                // The tool's sentence in the person's language says it all ("Bạn chưa có đặt
+                // bàn nào sắp tới"); put after ours it would say it twice.
+                (lang, Some(reason)) if Utterance::new(&reason).language_signal() == Some(lang) => {
+                    format!("{reason}.")
+                }
                 (Lang::Vi, Some(reason)) => format!("Bạn chưa có đặt chỗ nào: {reason}."),
                 (Lang::Vi, None) => "Bạn chưa có đặt chỗ nào.".to_owned(),
                 (Lang::En, Some(reason)) => format!("You have no bookings: {reason}."),
                 (Lang::En, None) => "You have no bookings.".to_owned(),
             };
+            // What the person can do next: there is nothing to cancel, and booking is one
+            // message away.
+            let next = match (self.lang, self.user.is_cancel()) {
+                (Lang::Vi, true) => {
+                    "Không có gì để huỷ. Muốn đặt bàn, bạn chỉ cần nói ở \
+                                     đâu và khi nào, ví dụ “Đặt bàn ở Hà Nội tối mai 19h cho \
+                                     2 người”."
+                }
+                (Lang::Vi, false) => {
+                    "Muốn đặt bàn, bạn chỉ cần nói ở đâu và khi nào, ví dụ \
+                                      “Đặt bàn ở Hà Nội tối mai 19h cho 2 người”."
+                }
+                (Lang::En, true) => {
+                    "There is nothing to cancel. To book a table, just say \
+                                     where and when, for example “Book a table in Hanoi \
+                                     tomorrow at 7pm for 2”."
+                }
+                (Lang::En, false) => {
+                    "To book a table, just say where and when, for example \
+                                      “Book a table in Hanoi tomorrow at 7pm for 2”."
+                }
+            };
+            return format!("{said} {next}");
         }
         let count = bookings.len();
         let mut lines = vec![match self.lang {
@@ -297,12 +325,29 @@ mod tests {
         let (_, reply) = after_result(Assistant::Restaurant, "xem đặt chỗ", LIST_BOOKINGS, &empty);
         assert_eq!(
             reply.text,
-            "Bạn chưa có đặt chỗ nào: You have no upcoming bookings."
+            "Bạn chưa có đặt chỗ nào: You have no upcoming bookings. Muốn đặt bàn, bạn chỉ \
+             cần nói ở đâu và khi nào, ví dụ “Đặt bàn ở Hà Nội tối mai 19h cho 2 người”."
         );
         let (_, reply) = after_result(Assistant::Restaurant, "my bookings", LIST_BOOKINGS, &empty);
         assert_eq!(
             reply.text,
-            "You have no bookings: You have no upcoming bookings."
+            "You have no upcoming bookings. To book a table, just say where and when, for \
+             example “Book a table in Hanoi tomorrow at 7pm for 2”."
+        );
+        // The tool's own sentence in the person's language is said once, and a request to
+        // cancel learns there is nothing to cancel.
+        let empty_vi = json!({"ok": true, "bookings": [],
+                              "noResultsReason": "Bạn chưa có đặt bàn nào sắp tới."});
+        let (_, reply) = after_result(
+            Assistant::Restaurant,
+            "Hủy đặt bàn của tôi",
+            LIST_BOOKINGS,
+            &empty_vi,
+        );
+        assert_eq!(
+            reply.text,
+            "Bạn chưa có đặt bàn nào sắp tới. Không có gì để huỷ. Muốn đặt bàn, bạn chỉ cần \
+             nói ở đâu và khi nào, ví dụ “Đặt bàn ở Hà Nội tối mai 19h cho 2 người”."
         );
         let (_, reply) = after_result(
             Assistant::Restaurant,

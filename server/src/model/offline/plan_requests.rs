@@ -154,6 +154,76 @@ mod tests {
         }
     }
 
+    /// "Which city?" answered with a city alone goes on with what was asked, where the
+    /// answer was once read as a greeting.
+    #[test]
+    fn a_city_that_answers_which_city_goes_on_with_what_was_asked() {
+        for (asked, answer, tool, expected) in [
+            (
+                "Thời tiết thế nào?",
+                "Đà Nẵng",
+                GET_WEATHER,
+                json!({"city": "Đà Nẵng"}),
+            ),
+            (
+                "What's the weather like?",
+                "Hue",
+                GET_WEATHER,
+                json!({"city": "Huế"}),
+            ),
+            (
+                "Tìm quán chay",
+                "Huế",
+                SEARCH_RESTAURANTS,
+                json!({"city": "Huế", "cuisine": "chay"}),
+            ),
+            (
+                "đặt bàn cho 4 người tối mai",
+                "ở Hà Nội",
+                SEARCH_RESTAURANTS,
+                json!({"city": "Hà Nội", "partySize": 4, "date": "2026-11-30"}),
+            ),
+            (
+                "Book a table for 2 tomorrow at 7pm",
+                "Hanoi",
+                SEARCH_RESTAURANTS,
+                json!({"city": "Hà Nội", "partySize": 2, "date": "2026-11-30"}),
+            ),
+        ] {
+            let question = plan(vec![user(asked)]);
+            assert!(question.calls.is_empty(), "{asked}: {question:?}");
+            let turn = plan(vec![user(asked), question.assistant(), user(answer)]);
+            let call = turn.only_call();
+            assert_eq!(call.name, tool, "{asked} → {answer}: {turn:?}");
+            let arguments: serde_json::Value =
+                serde_json::from_str(&call.arguments).unwrap_or_default();
+            for (key, value) in expected.as_object().into_iter().flatten() {
+                assert_eq!(&arguments[key], value, "{asked} → {answer}: {arguments}");
+            }
+        }
+        // An answer that asks something of its own is that request.
+        let question = plan(vec![user("Thời tiết thế nào?")]);
+        let turn = plan(vec![
+            user("Thời tiết thế nào?"),
+            question.assistant(),
+            user("Tìm quán phở ở Huế"),
+        ]);
+        assert_eq!(turn.only_call().name, SEARCH_RESTAURANTS);
+        // A city after anything but "which city?" is not joined to an older request.
+        let turn = plan(vec![
+            user("Thời tiết thế nào?"),
+            ModelMessage::Assistant {
+                text: "Xin chào!".into(),
+                calls: Vec::new(),
+            },
+            user("Đà Nẵng"),
+        ]);
+        assert!(
+            turn.calls.iter().all(|call| call.name != GET_WEATHER),
+            "{turn:?}"
+        );
+    }
+
     #[test]
     fn every_question_back_is_in_the_persons_language() {
         for (text, start) in [

@@ -31,6 +31,43 @@ pub(super) fn code_name(code: ErrorCode) -> String {
         .unwrap_or_default()
 }
 
+/// The request a latest message only answers: when the reply before it asked which city
+/// ("Bạn muốn đặt bàn ở thành phố nào…?", "Which city would you like the weather for?"),
+/// the person's message that it asked about with the answer after it, so "đặt bàn cho 4
+/// người tối mai", then "Hà Nội", is one request for a table in Hà Nội.
+/// `None` when the latest message asks something itself or names no city.
+pub(super) fn with_asked_request(messages: &[ModelMessage], offered: Offered) -> Option<String> {
+    let answered_at = messages
+        .iter()
+        .rposition(|message| matches!(message, ModelMessage::User { .. }))?;
+    let Some(ModelMessage::User { text: latest }) = messages.get(answered_at) else {
+        return None;
+    };
+    // The question first: it is cheap to tell, and most messages answer none.
+    let question = match messages.get(answered_at.checked_sub(1)?)? {
+        ModelMessage::Assistant { text, calls } if calls.is_empty() => text.to_lowercase(),
+        _ => return None,
+    };
+    if !offered.restaurant()
+        || (!question.contains("thành phố nào") && !question.contains("which city"))
+    {
+        return None;
+    }
+    let answer = Utterance::new(latest);
+    let details = answer.masked(&restaurant_spans(&answer, messages));
+    if answer.cities().is_empty() || !requests(&answer, &details, offered).is_empty() {
+        return None;
+    }
+    let asked = messages[..answered_at - 1]
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            ModelMessage::User { text } => Some(text.as_str()),
+            _ => None,
+        })?;
+    Some(format!("{asked} {latest}"))
+}
+
 pub(super) struct Planner<'a> {
     pub(super) messages: &'a [ModelMessage],
     pub(super) now: DateTime<FixedOffset>,
@@ -60,7 +97,11 @@ impl<'a> Planner<'a> {
                 _ => None,
             })
             .unwrap_or_default();
-        let user = Utterance::new(latest);
+        let mut user = Utterance::new(latest);
+        // "Hà Nội" after "which city?" is the request that was asked about, in that city.
+        if let Some(text) = with_asked_request(messages, offered) {
+            user = Utterance::new(&text);
+        }
         let details = user.masked(&restaurant_spans(&user, messages));
         let lang = conversation_language(messages, &user, &details);
         let requests = if offered.restaurant() {

@@ -698,6 +698,28 @@ fn a_booking_that_names_no_place_nor_time_asks_which_place_and_reads_the_answer(
             "{request} → {answer}"
         );
     }
+    // The city given in answer to "which city?": the evening first asked for still holds.
+    let question = plan(vec![user("đặt bàn cho 4 người tối mai")]);
+    let mut history = vec![
+        user("đặt bàn cho 4 người tối mai"),
+        question.assistant(),
+        user("Hà Nội"),
+    ];
+    let search = plan(history.clone());
+    history.push(search.assistant());
+    history.push(tool_result(
+        &search.only_call().id,
+        SEARCH_RESTAURANTS,
+        &hanoi_search(),
+    ));
+    let which = plan(history.clone());
+    assert!(asks_which_place(&which), "{which:?}");
+    history.push(which.assistant());
+    history.push(user("quán thứ 2 lúc 7 giờ"));
+    assert_eq!(
+        arguments(plan(history).only_call()),
+        thang_long(4, "2026-11-30T19:00:00+07:00")
+    );
     // A rank past the list is said; a message that answers neither is a request of its own.
     let mut history = searched("Đặt bàn tối mai 4 người ở Hà Nội");
     let question = plan(history.clone());

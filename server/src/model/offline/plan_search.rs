@@ -143,22 +143,33 @@ impl Planner<'_> {
         // Checked in this order so that most messages stop at the first, cheapest test. A
         // city named is a new search ("quán mở khuya ở Huế"), a booking verb a booking.
         let answers = self.offers(ToolName::SearchRestaurants)
-            && self.user.has(
-                "open|opens|close|closes|closing|opening|hours|mở khuya|mở muộn|mở đến|mở tới|\
-                 mở sớm|mở cửa|đóng cửa|giờ mở|mo khuya|mo muon|mo den|mo som|mo cua|dong cua|\
-                 gio mo",
-            )
-            && !self.user.has("đặt|book|reserve|dat|tìm|find|search|tim")
+            && self.asks_hours()
+            && !self.user.has("tìm|find|search|tim")
             && self.user.cities().is_empty();
         if !answers {
             return None;
         }
         let searches = self.search_results();
-        let latest = searches.last()?;
+        self.hours_answer(searches.last()?).map(Reply::text)
+    }
+
+    /// Whether the latest message asks when places open or close (and books nothing).
+    pub(super) fn asks_hours(&self) -> bool {
+        self.user.has(
+            "open|opens|close|closes|closing|opening|hours|mở khuya|mở muộn|mở đến|mở tới|\
+             mở sớm|mở cửa|đóng cửa|giờ mở|mo khuya|mo muon|mo den|mo som|mo cua|dong cua|\
+             gio mo",
+        ) && !self.user.has("đặt|book|reserve|dat")
+    }
+
+    /// The opening hours `latest` places have, as the latest message asks for them: one
+    /// place's if it names one, else every place's, latest closing (or earliest opening)
+    /// first. `None` when no place has hours.
+    pub(super) fn hours_answer(&self, latest: &[Restaurant]) -> Option<String> {
         // "What time does Cơm Hến Bà Cả close?": that place only.
         if let Some(restaurant) = name_match(&self.user, latest.iter()) {
             let name = &restaurant.name;
-            return Some(Reply::text(match restaurant.opening_hours.as_deref() {
+            return Some(match restaurant.opening_hours.as_deref() {
                 Some(hours) => match self.lang {
                     Lang::Vi => format!("{name} mở cửa {hours}."),
                     Lang::En => format!("{name} is open {hours}."),
@@ -167,7 +178,7 @@ impl Planner<'_> {
                     Lang::Vi => format!("Kết quả tìm kiếm không có giờ mở cửa của {name}."),
                     Lang::En => format!("The search results do not give {name}'s hours."),
                 },
-            }));
+            });
         }
         // "Which opens earliest?" ranks by opening time; anything else by closing time.
         let early = self.user.has("sớm|som|early|earliest");
@@ -204,7 +215,66 @@ impl Planner<'_> {
         for (_, name, hours) in shown {
             text.push_str(&format!("\n- {name}: {hours}"));
         }
-        Some(Reply::text(text))
+        Some(text)
+    }
+
+    /// "Có bàn trống lúc 8h tối nay ở Chả Cá Thăng Long không?", "is there a table at 7pm":
+    /// whether the places found (the one named, else each) are free at the time asked, and
+    /// the free times nearest it where they are not. `None` when the latest message asks
+    /// no such thing, names no time, or books (a booking's own reply says it).
+    pub(super) fn availability_answer(&self, restaurants: &[Restaurant]) -> Option<String> {
+        let asks = self.user.has(
+            "trống|còn bàn|còn chỗ|hết chỗ|hết bàn|free|available|availability|a table|any table|\
+             con ban|con cho|het cho",
+        ) && !self.user.has("đặt|book|reserve|dat");
+        if !asks || restaurants.is_empty() {
+            return None;
+        }
+        let part = self.details.day_part();
+        let time = self.details.time_in(part)?;
+        let asked: Vec<&Restaurant> = match name_match(&self.user, restaurants.iter()) {
+            Some(named) => vec![named],
+            None => restaurants.iter().take(LISTED_RESTAURANTS).collect(),
+        };
+        let at = time.format("%H:%M").to_string();
+        let mut lines = Vec::new();
+        for restaurant in asked {
+            let name = &restaurant.name;
+            if restaurant.slots.contains(&time) {
+                lines.push(match self.lang {
+                    Lang::Vi => format!("- {name}: còn bàn lúc {at}."),
+                    Lang::En => format!("- {name}: free at {at}."),
+                });
+                continue;
+            }
+            // The free times nearest the one asked for, in the day's order.
+            let mut nearest: Vec<NaiveTime> = restaurant.slots.clone();
+            nearest.sort_by_key(|slot| (*slot - time).num_minutes().abs());
+            nearest.truncate(3);
+            nearest.sort();
+            let nearest: Vec<String> = nearest
+                .iter()
+                .map(|slot| slot.format("%H:%M").to_string())
+                .collect();
+            lines.push(match (self.lang, nearest.is_empty()) {
+                (Lang::Vi, true) => format!("- {name}: không còn bàn lúc {at}."),
+                (Lang::Vi, false) => format!(
+                    "- {name}: không còn bàn lúc {at}; giờ trống gần nhất: {}.",
+                    nearest.join(", ")
+                ),
+                (Lang::En, true) => format!("- {name}: nothing free at {at}."),
+                (Lang::En, false) => format!(
+                    "- {name}: nothing free at {at}; the nearest free times: {}.",
+                    nearest.join(", ")
+                ),
+            });
+        }
+        let header = self.lang.pick("Bàn trống lúc", "Free tables at");
+        let next = self.lang.pick(
+            "Muốn đặt, bạn cứ nói “đặt bàn ở … lúc … cho … người”.",
+            "To book, just say “book … at … for … people”.",
+        );
+        Some(format!("{header} {at}:\n{}\n\n{next}", lines.join("\n")))
     }
 
     pub(super) fn search(&self, request: &Request) -> Reply {
@@ -606,6 +676,45 @@ mod tests {
                 reply.text
             );
         }
+    }
+
+    /// A question that needs a search is answered once the search is in: the hours it
+    /// asked for, or whether a table is free at the time it asked about.
+    #[test]
+    fn a_search_made_for_a_question_answers_it() {
+        let answer = |text: &str| {
+            let search = plan(vec![user(text)]);
+            assert_eq!(search.only_call().name, SEARCH_RESTAURANTS, "{text}");
+            let turn = plan(vec![
+                user(text),
+                search.assistant(),
+                tool_result(
+                    &search.only_call().id,
+                    SEARCH_RESTAURANTS,
+                    &super::super::testing::hanoi_search(),
+                ),
+            ]);
+            assert!(turn.calls.is_empty(), "{text}: {turn:?}");
+            turn.text
+        };
+        assert_eq!(
+            answer("Quán nào ở Hà Nội mở cửa muộn nhất?"),
+            "Giờ mở cửa của các nhà hàng vừa tìm, quán đóng cửa muộn nhất trước:\n\
+             - Chả Cá Thăng Long: 10:00–22:00\n- Bún Chả Hương Liên: 08:00–20:30"
+        );
+        assert_eq!(
+            answer("Có bàn trống lúc 7 rưỡi tối mai ở Chả Cá Thăng Long không?"),
+            "Bàn trống lúc 19:30:\n- Chả Cá Thăng Long: còn bàn lúc 19:30.\n\n\
+             Muốn đặt, bạn cứ nói “đặt bàn ở … lúc … cho … người”."
+        );
+        assert_eq!(
+            answer("Is there a table free at 7pm tomorrow in Hanoi?"),
+            "Free tables at 19:00:\n- Bún Chả Hương Liên: nothing free at 19:00.\n\
+             - Chả Cá Thăng Long: nothing free at 19:00; the nearest free times: 18:00, 19:30.\n\n\
+             To book, just say “book … at … for … people”."
+        );
+        // A plain search is listed as before.
+        assert!(answer("Tìm nhà hàng ở Hà Nội").starts_with("Tôi tìm được 2 nhà hàng:"));
     }
 
     #[test]

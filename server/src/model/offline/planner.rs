@@ -250,6 +250,16 @@ impl<'a> Planner<'a> {
     }
 
     fn help(&self) -> Reply {
+        // Thanks that ask nothing more get an answer, not the list of what we can do.
+        if self.user.has("cảm ơn|cám ơn")
+            || self.user.has_folded("cam on")
+            || self.user.has_stem("thank")
+        {
+            return Reply::text(self.lang.pick(
+                "Không có gì! Bạn cần gì thêm cứ nói nhé.",
+                "You're welcome! Tell me if there is anything else.",
+            ));
+        }
         if self.offered.restaurant() {
             let cities = join_names(&CITIES, self.lang);
             return Reply::text(match self.lang {
@@ -337,7 +347,15 @@ impl<'a> Planner<'a> {
                     GET_WEATHER => paragraphs.push(self.weather_report(&value, arguments)),
                     SEARCH_RESTAURANTS => {
                         let restaurants = restaurants_of(&value);
-                        paragraphs.push(self.search_report(&value, &restaurants));
+                        // A search made to answer a question answers that question.
+                        let answer = if self.asks_hours() {
+                            self.hours_answer(&restaurants)
+                        } else {
+                            self.availability_answer(&restaurants)
+                        };
+                        paragraphs.push(
+                            answer.unwrap_or_else(|| self.search_report(&value, &restaurants)),
+                        );
                         if follow_up_calls.is_empty() {
                             if let Some((line, call)) = self.book_from_search(&restaurants) {
                                 paragraphs.push(line);

@@ -61,6 +61,10 @@ impl Utterance {
         self.has("nhà hàng|quán|ăn|tìm|kiếm|gợi ý|nha hang|quan an|goi y")
             || self.has_folded("tim quan|tim nha hang|tim cho|kiem quan|tim giup|quan nao")
             || self.has_stem("restaurant|eat|food|find|suggest|recommend|place|spot")
+            // "Còn bàn trống lúc 7h không?", "is there a table at 7pm?": free tables are
+            // what a search lists.
+            || self.has("bàn trống|còn bàn|chỗ trống|còn chỗ|table|tables")
+            || self.has_folded("ban trong|con ban|cho trong|con cho")
             || self.cuisine(Lang::Vi).is_some()
     }
 

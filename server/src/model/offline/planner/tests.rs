@@ -212,6 +212,23 @@ fn greeting_in_the_persons_language() {
 }
 
 #[test]
+fn thanks_are_answered_not_listed_what_we_can_do() {
+    for (text, expected) in [
+        ("Cảm ơn bạn", "Không có gì!"),
+        ("cám ơn nhé", "Không có gì!"),
+        ("Thanks!", "You're welcome!"),
+        ("thank you so much", "You're welcome!"),
+    ] {
+        let turn = plan(vec![user(text)]);
+        assert!(turn.calls.is_empty(), "{text}: {turn:?}");
+        assert!(turn.text.starts_with(expected), "{text}: {}", turn.text);
+    }
+    // Thanks with a request is the request.
+    let turn = plan(vec![user("Cảm ơn, giờ xem thời tiết Huế giúp tôi")]);
+    assert_eq!(turn.only_call().name, GET_WEATHER);
+}
+
+#[test]
 fn each_assistant_calls_only_its_own_tools() {
     let messages = [
         "Thời tiết Hà Nội hôm nay thế nào?",

@@ -405,6 +405,14 @@ impl Planner<'_> {
     fn merge(&self, base: BookingArgs) -> Option<BookingArgs> {
         let said = &self.details;
         let mut details = self.booking_details(said);
+        // "thêm 1 người nữa", "2 more people": the party grows (or shrinks) by that many.
+        if let (Some(by), Some(base)) = (details.party_size, base.party_size) {
+            if said.has("thêm|more|extra|add|plus|them") {
+                details.party_size = base.checked_add(by);
+            } else if said.has("bớt|fewer|less|bot") {
+                details.party_size = base.checked_sub(by).filter(|n| *n > 0);
+            }
+        }
         if details.party_size.is_none() {
             // A bare "4" answers "how many people?".
             if let [only] = said.tokens.as_slice() {
@@ -480,16 +488,25 @@ impl Planner<'_> {
     }
 
     /// The arguments of the latest createBooking call, if that booking is unfinished: it
-    /// failed validation, or the last reply asked for the party size or time.
+    /// failed validation, the last reply asked for the party size or time, or the reply
+    /// just before this message proposed it and the person declined it or wrote this
+    /// message instead of answering its form ("đổi sang 20h nhé", "make it 4 people").
     fn pending_booking(&self) -> Option<BookingArgs> {
         let call = self
             .proposed_calls()
             .rev()
             .find(|c| c.name == CREATE_BOOKING)?;
+        let outcome = self.result_of(&call.id);
         let failed_validation = matches!(
-            self.result_of(&call.id),
+            &outcome,
             Some(Outcome::Failed(error)) if error.code == ErrorCode::ValidationError
         );
+        let not_decided = matches!(
+            &outcome,
+            Some(Outcome::Failed(error))
+                if matches!(error.code, ErrorCode::MovedOn | ErrorCode::Declined)
+        );
+        let superseded = not_decided && self.called_since_last_message(&call.id);
         let asked = self
             .messages
             .iter()
@@ -508,7 +525,26 @@ impl Planner<'_> {
                 .iter()
                 .any(|question| text.contains(question))
             });
-        (failed_validation || asked).then(|| BookingArgs::lenient(&call.arguments))
+        (failed_validation || asked || superseded).then(|| BookingArgs::lenient(&call.arguments))
+    }
+
+    /// Whether call `id` was made in the replies to the person's previous message: nothing
+    /// else was said since it was proposed.
+    fn called_since_last_message(&self, id: &str) -> bool {
+        let mut users = self
+            .messages
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, message)| matches!(message, ModelMessage::User { .. }))
+            .map(|(at, _)| at);
+        let (Some(_latest), Some(previous)) = (users.next(), users.next()) else {
+            return false;
+        };
+        self.messages[previous..].iter().any(|message| {
+            matches!(message, ModelMessage::Assistant { calls, .. }
+                if calls.iter().any(|call| call.id == id))
+        })
     }
 
     /// After a search made for a booking request, the booking call (once per request),

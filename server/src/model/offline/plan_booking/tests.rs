@@ -1,8 +1,8 @@
 //! Tests of `plan_booking`.
 
 use super::super::testing::{
-    after_search, after_search_for, arguments, hanoi_search, incident_history, plan, searched,
-    searched_with, tool_result, user, validation_error, Turn,
+    after_search, after_search_for, arguments, declined, failed, hanoi_search, incident_history,
+    plan, searched, searched_with, tool_result, user, validation_error, Turn,
 };
 use super::super::{BAD_ARGS_ARGUMENTS, GET_WEATHER};
 use super::*;
@@ -742,5 +742,72 @@ fn a_booking_that_names_no_place_nor_time_asks_which_place_and_reads_the_answer(
     assert_eq!(
         arguments(turn.only_call()),
         json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4})
+    );
+}
+
+/// A change written instead of confirming the form ("đổi sang 20h"), or after declining it,
+/// is that booking again with the change: a new proposal, where it was read as a greeting.
+#[test]
+fn a_change_instead_of_a_decision_proposes_the_booking_again_with_it() {
+    let moved_on = failed(
+        "MOVED_ON",
+        "The user wrote a new message instead of answering this confirmation, so nothing was \
+         done.",
+    );
+    for (outcome, answer, expected) in [
+        (
+            &moved_on,
+            "đổi sang 20h nhé",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+                   "startsAt": "2026-11-30T20:00:00+07:00"}),
+        ),
+        (
+            &moved_on,
+            "thêm 1 người nữa",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 3,
+                   "startsAt": "2026-11-30T19:00:00+07:00"}),
+        ),
+        (
+            &declined(),
+            "make it 4 people at 7:30pm",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+                   "startsAt": "2026-11-30T19:30:00+07:00"}),
+        ),
+    ] {
+        let mut history = after_search("Đặt bàn ở Chả Cá Thăng Long cho 2 người tối mai lúc 19:00");
+        let booking = plan(history.clone());
+        let call = booking.only_call().clone();
+        assert_eq!(call.name, CREATE_BOOKING);
+        history.push(booking.assistant());
+        history.push(tool_result(&call.id, CREATE_BOOKING, outcome));
+        if outcome == &declined() {
+            // A decline is answered before the person writes again.
+            let said = plan(history.clone());
+            history.push(said.assistant());
+        }
+        history.push(user(answer));
+        let again = plan(history);
+        assert_eq!(again.only_call().name, CREATE_BOOKING, "{answer}");
+        assert_eq!(arguments(again.only_call()), expected, "{answer}");
+    }
+    // Once something else was said in between, a detail alone does not revive it.
+    let mut history = after_search("Đặt bàn ở Chả Cá Thăng Long cho 2 người tối mai lúc 19:00");
+    let booking = plan(history.clone());
+    let call = booking.only_call().clone();
+    history.push(booking.assistant());
+    history.push(tool_result(&call.id, CREATE_BOOKING, &moved_on));
+    history.push(user("Thời tiết Huế thế nào?"));
+    let weather = plan(history.clone());
+    history.push(weather.assistant());
+    history.push(tool_result(
+        &weather.only_call().id,
+        super::super::GET_WEATHER,
+        &json!({"ok": true, "city": "Huế", "days": []}),
+    ));
+    history.push(plan(history.clone()).assistant());
+    history.push(user("20h"));
+    assert!(
+        plan(history).calls.iter().all(|c| c.name != CREATE_BOOKING),
+        "an old proposal came back"
     );
 }

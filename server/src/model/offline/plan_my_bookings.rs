@@ -2,7 +2,7 @@
 
 use super::planner::{plural, quoted_field, text_field, trim_message, Planner};
 use super::read::{Lang, Utterance};
-use super::reply::Reply;
+use super::reply::{Call, Reply};
 use super::{CANCEL_BOOKING, LIST_BOOKINGS};
 use chrono::DateTime;
 use serde_json::Value;
@@ -127,6 +127,20 @@ impl Planner<'_> {
             .collect();
         if self.user.is_cancel() && self.user.booking_id().is_none() {
             text.push_str("\n\n");
+            if let ([only], true) = (open.as_slice(), self.offers(ToolName::CancelBooking)) {
+                // One booking still held: that is the one, and its form asks to confirm.
+                text.push_str(&match self.lang {
+                    Lang::Vi => format!(
+                        "Tôi chuẩn bị yêu cầu huỷ đặt chỗ {only}; bạn xác nhận trước khi có gì \
+                         bị huỷ…"
+                    ),
+                    Lang::En => format!(
+                        "Let me prepare the cancellation of booking {only}; you confirm before \
+                         anything is cancelled…"
+                    ),
+                });
+                return text;
+            }
             text.push_str(&match (self.lang, open.first()) {
                 (Lang::Vi, Some(example)) => format!(
                     "{CANCEL_QUESTION_VI} Hãy cho tôi mã đặt chỗ (ví dụ: \"huỷ đặt chỗ \
@@ -143,6 +157,31 @@ impl Planner<'_> {
             });
         }
         text
+    }
+
+    /// After listing for a cancellation that named no booking: the cancelBooking call for
+    /// the one booking still held, if there is exactly one (its form asks to confirm).
+    pub(super) fn cancel_the_only_booking(&self, value: &Value) -> Option<Call> {
+        if !self.user.is_cancel()
+            || self.user.booking_id().is_some()
+            || !self.offers(ToolName::CancelBooking)
+        {
+            return None;
+        }
+        let open: Vec<&str> = value
+            .get("bookings")
+            .and_then(Value::as_array)?
+            .iter()
+            .filter(|b| b.is_object() && text_field(b, "status") != Some("cancelled"))
+            .filter_map(|b| text_field(b, "bookingId"))
+            .collect();
+        let [only] = open.as_slice() else {
+            return None;
+        };
+        Some(Call {
+            name: CANCEL_BOOKING.to_owned(),
+            arguments: serde_json::json!({ "bookingId": only }).to_string(),
+        })
     }
 
     fn booking_line(&self, booking: &Value) -> String {
@@ -248,6 +287,44 @@ mod tests {
         json!({"ok": true, "alreadyCancelled": already, "booking": {
             "bookingId": "BK-1A2B3C4D", "restaurantName": "Chả Cá Thăng Long", "partySize": 4,
             "startsAt": "2026-11-30T19:00:00+07:00", "status": "cancelled"}})
+    }
+
+    /// "Huỷ đặt bàn vừa rồi" with one booking still held: that one's cancellation is
+    /// proposed (its form asks to confirm); with several, the person is asked which.
+    #[test]
+    fn a_cancellation_that_names_no_booking_takes_the_only_one_held() {
+        let mut one = my_bookings();
+        one["bookings"][1]["status"] = json!("cancelled");
+        let (_, reply) = after_result(
+            Assistant::Restaurant,
+            "Hủy đặt bàn vừa rồi",
+            LIST_BOOKINGS,
+            &one,
+        );
+        let call = reply.only_call();
+        assert_eq!(call.name, CANCEL_BOOKING);
+        assert_eq!(
+            serde_json::from_str::<Value>(&call.arguments).unwrap_or_default(),
+            json!({"bookingId": "BK-1A2B3C4D"})
+        );
+        assert!(
+            reply
+                .text
+                .ends_with("Tôi chuẩn bị yêu cầu huỷ đặt chỗ BK-1A2B3C4D; bạn xác nhận trước khi có gì bị huỷ…"),
+            "{}",
+            reply.text
+        );
+        let (_, reply) = after_result(
+            Assistant::Restaurant,
+            "cancel my booking",
+            LIST_BOOKINGS,
+            &my_bookings(),
+        );
+        assert!(reply.calls.is_empty(), "{reply:?}");
+        assert!(reply.text.contains(CANCEL_QUESTION_EN), "{}", reply.text);
+        // Listing alone proposes nothing.
+        let (_, reply) = after_result(Assistant::Restaurant, "my bookings", LIST_BOOKINGS, &one);
+        assert!(reply.calls.is_empty(), "{reply:?}");
     }
 
     #[test]

@@ -364,7 +364,12 @@ impl<'a> Planner<'a> {
                         }
                     }
                     CREATE_BOOKING => paragraphs.push(self.booking_report(&value)),
-                    LIST_BOOKINGS => paragraphs.push(self.bookings_report(&value)),
+                    LIST_BOOKINGS => {
+                        paragraphs.push(self.bookings_report(&value));
+                        if follow_up_calls.is_empty() {
+                            follow_up_calls.extend(self.cancel_the_only_booking(&value));
+                        }
+                    }
                     CANCEL_BOOKING => paragraphs.push(self.cancel_report(&value, arguments)),
                     SUGGEST_GIFTS => paragraphs.push(self.gifts_report(&value)),
                     PREPARE_CHECKOUT => {

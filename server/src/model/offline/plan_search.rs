@@ -396,18 +396,25 @@ impl Planner<'_> {
         };
         // "Friday night": the free times of that part of the day, not the morning's. The
         // order stays the tool's, which "the second one" counts in.
-        let part = self
+        let asked = self
             .request(Intent::Search)
-            .or_else(|| self.request(Intent::Book))
-            .and_then(|request| request.details.day_part());
+            .or_else(|| self.request(Intent::Book));
+        let part = asked.and_then(|request| request.details.day_part());
+        // "tối mai 8h": the free times around 20:00, not the evening's first six.
+        let at = asked.and_then(|request| request.details.time_in(part));
         let mut lines = vec![header];
         for restaurant in restaurants.iter().take(LISTED_RESTAURANTS) {
-            lines.push(self.restaurant_line(restaurant, part));
+            lines.push(self.restaurant_line(restaurant, part, at));
         }
         lines.join("\n")
     }
 
-    fn restaurant_line(&self, restaurant: &Restaurant, part: Option<DayPart>) -> String {
+    fn restaurant_line(
+        &self,
+        restaurant: &Restaurant,
+        part: Option<DayPart>,
+        at: Option<NaiveTime>,
+    ) -> String {
         let mut line = format!("- {}", restaurant.name);
         if let Some(address) = &restaurant.address {
             line.push_str(&format!(" — {address}"));
@@ -442,13 +449,28 @@ impl Planner<'_> {
             }
             return line;
         }
-        let mut slots = in_part
+        // The slots shown: the first ones, or those around the time asked for.
+        let start = match at {
+            Some(at) if in_part.len() > LISTED_SLOTS => {
+                let nearest = (0..in_part.len())
+                    .min_by_key(|&i| (in_part[i] - at).num_minutes().abs())
+                    .unwrap_or(0);
+                nearest
+                    .saturating_sub(LISTED_SLOTS / 2)
+                    .min(in_part.len() - LISTED_SLOTS)
+            }
+            _ => 0,
+        };
+        let shown = &in_part[start..in_part.len().min(start + LISTED_SLOTS)];
+        let mut slots = shown
             .iter()
-            .take(LISTED_SLOTS)
             .map(|slot| slot.format("%H:%M").to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        if in_part.len() > LISTED_SLOTS {
+        if start > 0 {
+            slots = format!("…, {slots}");
+        }
+        if start + shown.len() < in_part.len() {
             slots.push_str(", …");
         }
         line.push_str(&match (self.lang, part) {
@@ -715,6 +737,43 @@ mod tests {
         );
         // A plain search is listed as before.
         assert!(answer("Tìm nhà hàng ở Hà Nội").starts_with("Tôi tìm được 2 nhà hàng:"));
+    }
+
+    /// A search for "tối mai 8h" lists the free times around 20:00: the first six of the
+    /// evening stopped at 19:30 and hid the one asked for behind "…".
+    #[test]
+    fn the_free_times_listed_are_those_around_the_time_asked() {
+        let evening: Vec<Value> = (0..10)
+            .map(|i| {
+                let (hour, minute) = (17 + i / 2, (i % 2) * 30);
+                json!({"startsAt": format!("2026-11-30T{hour:02}:{minute:02}:00+07:00"),
+                       "seatsLeft": 6})
+            })
+            .collect();
+        let result = json!({"ok": true, "restaurants": [
+            {"id": "hn-cha-ca-thang-long", "name": "Chả Cá Thăng Long",
+             "address": "21 Đường Thành, Hoàn Kiếm", "city": "Hà Nội", "cuisine": "chả cá",
+             "priceLevel": 2, "openingHours": "10:00–22:00", "freeSlots": evening}]});
+        let listed = |text: &str| {
+            let history = searched_with(text, &result);
+            plan(history).text
+        };
+        assert!(
+            listed("Tìm nhà hàng chả cá ở Hà Nội tối mai 8h cho 4 người").ends_with(
+                "giờ còn trống buổi tối: …, 18:30, 19:00, 19:30, 20:00, 20:30, 21:00, …"
+            ),
+            "{}",
+            listed("Tìm nhà hàng chả cá ở Hà Nội tối mai 8h cho 4 người")
+        );
+        // Late: the last six, nothing after them.
+        let late = listed("Find chả cá in Hanoi tomorrow at 9:30pm");
+        assert!(
+            late.ends_with("…, 19:00, 19:30, 20:00, 20:30, 21:00, 21:30"),
+            "{late}"
+        );
+        // No time asked: the evening's first six, as before.
+        assert!(listed("Tìm nhà hàng chả cá ở Hà Nội tối mai")
+            .ends_with("giờ còn trống buổi tối: 17:00, 17:30, 18:00, 18:30, 19:00, 19:30, …"));
     }
 
     #[test]

@@ -201,6 +201,13 @@ mod tests {
                 assert_eq!(&arguments[key], value, "{asked} → {answer}: {arguments}");
             }
         }
+        // A landmark is its city, asked or not.
+        let turn = plan(vec![user("Tìm quán ngon gần Hồ Gươm")]);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&turn.only_call().arguments)
+                .unwrap_or_default()["city"],
+            json!("Hà Nội")
+        );
         // An answer that asks something of its own is that request.
         let question = plan(vec![user("Thời tiết thế nào?")]);
         let turn = plan(vec![

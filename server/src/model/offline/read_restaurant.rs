@@ -7,8 +7,37 @@ use super::read_gift::ItemRef;
 use crate::tools::city::{CITY_LEXICON, FOREIGN_PLACES, UNSERVED_PLACES};
 use std::sync::LazyLock;
 
-/// Every spelling of a city we serve (with its index in `CITY_LEXICON`) and of a place we
-/// have no data for (`None`), ready to be found in a message read once.
+/// Places inside a city we serve that people name instead of the city ("gần Hồ Gươm",
+/// "near the Dragon Bridge"), folded, with the city's index in `CITY_LEXICON`. Only this
+/// reader knows them: a tool's `city` argument is still a city. Names that are also
+/// somewhere else ("phố cổ", which Hội An has too) or read as something else ("quận 1",
+/// folded like "quán 1", the first place of a list) are left out.
+const LANDMARKS: [(&str, usize); 20] = [
+    ("ho guom", 0),
+    ("ho hoan kiem", 0),
+    ("hoan kiem", 0),
+    ("ho tay", 0),
+    ("west lake", 0),
+    ("ba dinh", 0),
+    ("cau giay", 0),
+    ("ben thanh", 1),
+    ("district 1", 1),
+    ("bui vien", 1),
+    ("thu duc", 1),
+    ("ho xuan huong", 2),
+    ("langbiang", 2),
+    ("cau rong", 3),
+    ("dragon bridge", 3),
+    ("my khe", 3),
+    ("son tra", 3),
+    ("dai noi", 4),
+    ("song huong", 4),
+    ("perfume river", 4),
+];
+
+/// Every spelling of a city we serve (with its index in `CITY_LEXICON`), of a place in one
+/// ([`LANDMARKS`]) and of a place we have no data for (`None`), ready to be found in a
+/// message read once.
 fn places() -> &'static PhraseIndex<Option<usize>> {
     static PLACES: LazyLock<PhraseIndex<Option<usize>>> = LazyLock::new(|| {
         let served = CITY_LEXICON.iter().enumerate().flat_map(|(at, city)| {
@@ -16,6 +45,10 @@ fn places() -> &'static PhraseIndex<Option<usize>> {
                 .iter()
                 .map(move |spelling| ((*spelling).to_owned(), Some(at)))
         });
+        let landmarks = LANDMARKS
+            .iter()
+            .map(|(spelling, at)| ((*spelling).to_owned(), Some(*at)));
+        let served = served.chain(landmarks);
         let unserved = UNSERVED_PLACES
             .iter()
             .chain(&FOREIGN_PLACES)
@@ -325,6 +358,22 @@ impl Utterance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_landmark_names_its_city() {
+        for (text, city) in [
+            ("Tìm quán ngon gần Hồ Gươm", "Hà Nội"),
+            ("quán cà phê view hồ tây", "Hà Nội"),
+            ("Đặt bàn gần chợ Bến Thành tối nay", "TP. Hồ Chí Minh"),
+            ("seafood near the Dragon Bridge", "Đà Nẵng"),
+            ("ăn tối ở bãi biển Mỹ Khê", "Đà Nẵng"),
+            ("quán gần Đại Nội", "Huế"),
+        ] {
+            assert_eq!(Utterance::new(text).cities(), vec![city], "{text}");
+        }
+        // "quán 1" is the first place of a list, not District 1.
+        assert!(Utterance::new("đặt quán 1 lúc 19h").cities().is_empty());
+    }
 
     /// Messages naming cities we serve and places we do not, in the ways people write them.
     const MESSAGES: [&str; 7] = [

@@ -14,7 +14,7 @@ use super::{CREATE_BOOKING, SEARCH_RESTAURANTS};
 use crate::model::ModelMessage;
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use serde_json::{Map, Value};
-use shared::tools::{ErrorCode, ToolError, ToolName};
+use shared::tools::{ErrorCode, Rule, ToolError, ToolName};
 
 /// createBooking arguments as far as they are known; absent fields are left out of the call.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -669,6 +669,31 @@ impl Planner<'_> {
     pub(super) fn booking_failure(&self, code: &str, error: &ToolError, quoted: &str) -> String {
         let about = |field: &str| error.issues.iter().any(|issue| issue.path == field);
         let (party, time) = (about("partySize"), about("startsAt"));
+        // A time left out is asked for, not called invalid; a day already said is not
+        // asked again ("tối mai", then only "lúc mấy giờ?").
+        let time_missing = error
+            .issues
+            .iter()
+            .any(|issue| issue.path == "startsAt" && issue.rule == Rule::Missing);
+        if code == "VALIDATION_ERROR" && time_missing && !party {
+            let day_known = self
+                .booking_request()
+                .is_some_and(|asked| asked.date(self.today()).is_some());
+            return match (self.lang, day_known) {
+                (Lang::Vi, true) => {
+                    "Tôi chưa đặt bàn vì còn thiếu giờ. Bạn muốn đặt lúc mấy giờ?".to_owned()
+                }
+                (Lang::Vi, false) => "Tôi chưa đặt bàn vì còn thiếu ngày giờ. Bạn muốn đặt vào \
+                                      ngày nào, lúc mấy giờ?"
+                    .to_owned(),
+                (Lang::En, true) => "I haven't made the reservation yet: what time would you \
+                                     like the table for?"
+                    .to_owned(),
+                (Lang::En, false) => "I haven't made the reservation yet: what date and time \
+                                      would you like the table for?"
+                    .to_owned(),
+            };
+        }
         match (code, party, time, self.lang) {
             ("VALIDATION_ERROR", true, true, Lang::Vi) => "Tôi chưa đặt bàn vì còn thiếu thông \
                 tin. Bạn muốn đặt bàn cho mấy người, vào ngày nào và lúc mấy giờ?"

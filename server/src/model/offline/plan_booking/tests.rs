@@ -811,3 +811,34 @@ fn a_change_instead_of_a_decision_proposes_the_booking_again_with_it() {
         "an old proposal came back"
     );
 }
+
+/// A time left out is asked for, not called invalid, and a day already said is not asked
+/// again.
+#[test]
+fn a_missing_time_is_asked_for_with_the_day_already_said() {
+    for (request, question) in [
+        (
+            "Đặt bàn ở Chả Cá Thăng Long cho 2 người tối mai",
+            "Tôi chưa đặt bàn vì còn thiếu giờ. Bạn muốn đặt lúc mấy giờ?",
+        ),
+        (
+            "Đặt bàn ở Chả Cá Thăng Long cho 2 người",
+            "Tôi chưa đặt bàn vì còn thiếu ngày giờ. Bạn muốn đặt vào ngày nào, lúc mấy giờ?",
+        ),
+        (
+            "Book a table at Chả Cá Thăng Long for 2 tomorrow evening",
+            "I haven't made the reservation yet: what time would you like the table for?",
+        ),
+    ] {
+        let mut history = searched(request);
+        let booking = plan(history.clone());
+        let call = booking.only_call().clone();
+        assert_eq!(call.name, CREATE_BOOKING, "{request}");
+        history.push(booking.assistant());
+        let refused = validation_error(CREATE_BOOKING, &call.arguments);
+        history.push(tool_result(&call.id, CREATE_BOOKING, &refused));
+        let turn = plan(history);
+        assert!(turn.calls.is_empty(), "{request}: {turn:?}");
+        assert!(turn.text.ends_with(question), "{request}: {}", turn.text);
+    }
+}

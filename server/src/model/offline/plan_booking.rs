@@ -12,7 +12,7 @@ use super::read_when::{local, next_occurrence, rfc3339};
 use super::reply::{Call, Reply};
 use super::{CREATE_BOOKING, SEARCH_RESTAURANTS};
 use crate::model::ModelMessage;
-use chrono::{DateTime, FixedOffset, NaiveDate};
+use chrono::{DateTime, FixedOffset, NaiveDate, NaiveTime};
 use serde_json::{Map, Value};
 use shared::tools::{ErrorCode, Rule, ToolError, ToolName};
 
@@ -142,6 +142,26 @@ impl Planner<'_> {
             .filter(|day| *day >= self.today())
     }
 
+    /// When a booking is for: on `date`, else on the day `asked` (the request being
+    /// answered) said, unless that day is over; at `time`, its next occurrence when no day
+    /// is known.
+    fn starts_at_of(
+        &self,
+        date: Option<NaiveDate>,
+        time: Option<NaiveTime>,
+        asked: Option<&Utterance>,
+    ) -> Option<DateTime<FixedOffset>> {
+        let date = date.or_else(|| {
+            let day = asked.and_then(|asked| asked.date(self.today()));
+            day.filter(|day| *day >= self.today())
+        });
+        match (date, time) {
+            (Some(date), Some(time)) => local(date, time),
+            (None, Some(time)) => next_occurrence(self.now, time),
+            _ => None,
+        }
+    }
+
     fn which_place(&self) -> String {
         self.lang.pick(WHICH_PLACE_VI, WHICH_PLACE_EN).to_owned()
     }
@@ -153,14 +173,7 @@ impl Planner<'_> {
     /// place free then, as a booking with a time and no place does. `None` when the message
     /// answers neither (it is read as a request of its own).
     pub(super) fn place_follow_up(&self) -> Option<Reply> {
-        let last_reply = self
-            .messages
-            .iter()
-            .rev()
-            .find_map(|message| match message {
-                ModelMessage::Assistant { text, .. } => Some(text.as_str()),
-                _ => None,
-            })?;
+        let last_reply = self.last_assistant_text()?;
         if !last_reply.contains(WHICH_PLACE_VI) && !last_reply.contains(WHICH_PLACE_EN) {
             return None;
         }
@@ -186,15 +199,7 @@ impl Planner<'_> {
             let filters = self.search_filters()?;
             self.searched_day(&filters)
         });
-        let date = date.or_else(|| {
-            let day = asked.as_ref().and_then(|asked| asked.date(self.today()));
-            day.filter(|day| *day >= self.today())
-        });
-        let starts_at = match (date, time) {
-            (Some(date), Some(time)) => local(date, time),
-            (None, Some(time)) => next_occurrence(self.now, time),
-            _ => None,
-        };
+        let starts_at = self.starts_at_of(date, time, asked.as_ref());
         let picked = by_name.or(match reference {
             Some(ItemRef::Nth(nth)) => nth.checked_sub(1).and_then(|at| list.get(at)),
             Some(ItemRef::Last) => list.last(),
@@ -429,16 +434,8 @@ impl Planner<'_> {
         let time = said.time_in(part).or(base.starts_at.map(|at| at.time()));
         let date = said
             .date(self.today())
-            .or(base.starts_at.map(|at| at.date_naive()))
-            .or_else(|| {
-                let day = asked.as_ref().and_then(|asked| asked.date(self.today()));
-                day.filter(|day| *day >= self.today())
-            });
-        let starts_at = match (date, time) {
-            (Some(date), Some(time)) => local(date, time),
-            (None, Some(time)) => next_occurrence(self.now, time),
-            _ => None,
-        };
+            .or(base.starts_at.map(|at| at.date_naive()));
+        let starts_at = self.starts_at_of(date, time, asked.as_ref());
         Some(BookingArgs {
             restaurant_id: base.restaurant_id,
             party_size: details.party_size.or(base.party_size),
@@ -508,13 +505,8 @@ impl Planner<'_> {
         );
         let superseded = not_decided && self.called_since_last_message(&call.id);
         let asked = self
-            .messages
-            .iter()
-            .rev()
-            .find_map(|message| match message {
-                ModelMessage::Assistant { text, .. } => Some(text.to_lowercase()),
-                _ => None,
-            })
+            .last_assistant_text()
+            .map(str::to_lowercase)
             .is_some_and(|text| {
                 [
                     "mấy người",

@@ -599,6 +599,19 @@ fn a_time_given_later_keeps_the_day_and_the_evening_first_asked_for() {
     }
 }
 
+/// `request` searched, its booking proposed and refused by the validator: the history and
+/// the refused call.
+fn refused_booking(request: &str) -> (Vec<ModelMessage>, ProposedCall) {
+    let mut history = searched(request);
+    let booking = plan(history.clone());
+    let call = booking.only_call().clone();
+    assert_eq!(call.name, CREATE_BOOKING, "{request}");
+    history.push(booking.assistant());
+    let refused = validation_error(CREATE_BOOKING, &call.arguments);
+    history.push(tool_result(&call.id, CREATE_BOOKING, &refused));
+    (history, call)
+}
+
 #[test]
 fn a_time_given_after_a_refused_booking_keeps_the_evening_first_asked_for() {
     for (request, answer, starts_at) in [
@@ -613,17 +626,11 @@ fn a_time_given_after_a_refused_booking_keeps_the_evening_first_asked_for() {
             "2026-12-04T19:00:00+07:00",
         ),
     ] {
-        let mut history = searched(request);
-        let booking = plan(history.clone());
-        let call = booking.only_call();
-        assert_eq!(call.name, CREATE_BOOKING, "{request}");
+        let (mut history, call) = refused_booking(request);
         assert!(
-            arguments(call).get("startsAt").is_none(),
+            arguments(&call).get("startsAt").is_none(),
             "{request}: {call:?}"
         );
-        let refused = validation_error(CREATE_BOOKING, &call.arguments);
-        history.push(booking.assistant());
-        history.push(tool_result(&call.id, CREATE_BOOKING, &refused));
         let question = plan(history.clone());
         assert!(question.calls.is_empty(), "{request}: {question:?}");
         history.push(question.assistant());
@@ -830,13 +837,7 @@ fn a_missing_time_is_asked_for_with_the_day_already_said() {
             "I haven't made the reservation yet: what time would you like the table for?",
         ),
     ] {
-        let mut history = searched(request);
-        let booking = plan(history.clone());
-        let call = booking.only_call().clone();
-        assert_eq!(call.name, CREATE_BOOKING, "{request}");
-        history.push(booking.assistant());
-        let refused = validation_error(CREATE_BOOKING, &call.arguments);
-        history.push(tool_result(&call.id, CREATE_BOOKING, &refused));
+        let (history, _) = refused_booking(request);
         let turn = plan(history);
         assert!(turn.calls.is_empty(), "{request}: {turn:?}");
         assert!(turn.text.ends_with(question), "{request}: {}", turn.text);

@@ -460,7 +460,7 @@ impl Planner<'_> {
             .iter()
             .rposition(|message| matches!(message, ModelMessage::User { .. }))?;
         let asked = &self.messages[..=asked_at];
-        if let Some(text) = with_asked_request(asked, self.offered) {
+        if let Some((text, _)) = with_asked_request(asked, self.offered) {
             return Some(Utterance::new(&text));
         }
         match &self.messages[asked_at] {

@@ -231,6 +231,75 @@ mod tests {
         );
     }
 
+    /// "Còn Huế thì sao?" after a forecast or a search asks the same of another city; a
+    /// chain of them goes on ("còn Hà Nội?"). A booking is not moved that way.
+    #[test]
+    fn what_about_another_city_repeats_the_last_forecast_or_search() {
+        // The person's message, the call it made with `result`, and the reply to it.
+        let exchange = |history: &mut Vec<ModelMessage>, text: &str, result: serde_json::Value| {
+            history.push(user(text));
+            let call = plan(history.clone());
+            let called = call.only_call().clone();
+            history.push(call.assistant());
+            history.push(tool_result(&called.id, &called.name, &result));
+            let reply = plan(history.clone());
+            history.push(reply.assistant());
+            called
+        };
+        let weather = json!({"ok": true, "city": "Đà Nẵng", "days": []});
+        let arguments = |call: &crate::model::ProposedCall| {
+            serde_json::from_str::<serde_json::Value>(&call.arguments).unwrap_or_default()
+        };
+        let mut history = Vec::new();
+        exchange(
+            &mut history,
+            "Thời tiết Đà Nẵng mai thế nào?",
+            weather.clone(),
+        );
+        let hue = exchange(&mut history, "còn Huế thì sao?", weather.clone());
+        assert_eq!(hue.name, GET_WEATHER);
+        assert_eq!(arguments(&hue), json!({"city": "Huế", "days": 2}));
+        let hanoi = exchange(&mut history, "còn Hà Nội?", weather.clone());
+        assert_eq!(arguments(&hanoi), json!({"city": "Hà Nội", "days": 2}));
+
+        let mut history = Vec::new();
+        exchange(
+            &mut history,
+            "What's the weather in Da Nang tomorrow?",
+            weather,
+        );
+        history.push(user("what about Hue?"));
+        assert_eq!(
+            arguments(plan(history).only_call()),
+            json!({"city": "Huế", "days": 2})
+        );
+
+        let mut history = Vec::new();
+        let found = json!({"ok": true, "restaurants": []});
+        exchange(&mut history, "Tìm quán chay ở Huế", found);
+        history.push(user("còn Đà Lạt thì sao?"));
+        let turn = plan(history);
+        assert_eq!(turn.only_call().name, SEARCH_RESTAURANTS);
+        assert_eq!(
+            arguments(turn.only_call()),
+            json!({"city": "Đà Lạt", "cuisine": "chay"})
+        );
+
+        // A booking names its place: "and in Huế?" does not move it there.
+        let turn = plan(vec![
+            user("Đặt bàn ở Chả Cá Thăng Long cho 2 người tối mai lúc 19:00"),
+            ModelMessage::Assistant {
+                text: "Tôi chuẩn bị yêu cầu đặt bàn…".into(),
+                calls: Vec::new(),
+            },
+            user("còn Huế thì sao?"),
+        ]);
+        assert!(
+            turn.calls.iter().all(|call| call.name != "createBooking"),
+            "{turn:?}"
+        );
+    }
+
     #[test]
     fn every_question_back_is_in_the_persons_language() {
         for (text, start) in [

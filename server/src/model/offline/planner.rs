@@ -4,7 +4,7 @@
 use super::plan_requests::{conversation_language, restaurant_spans};
 use super::plan_search::restaurants_of;
 use super::read::{Lang, Utterance};
-use super::read_request::{requests, Request};
+use super::read_request::{requests, Intent, Request};
 pub(super) use super::read_result::{
     join_names, outcome, plural, quoted_field, text_field, trim_message, Outcome,
 };
@@ -31,41 +31,80 @@ pub(super) fn code_name(code: ErrorCode) -> String {
         .unwrap_or_default()
 }
 
-/// The request a latest message only answers: when the reply before it asked which city
-/// ("Bạn muốn đặt bàn ở thành phố nào…?", "Which city would you like the weather for?"),
-/// the person's message that it asked about with the answer after it, so "đặt bàn cho 4
-/// người tối mai", then "Hà Nội", is one request for a table in Hà Nội.
+/// The request a latest message only completes, and the cities it is now for:
+/// - when the reply before it asked which city ("Bạn muốn đặt bàn ở thành phố nào…?",
+///   "Which city would you like the weather for?"), the person's message it asked about
+///   with the answer after it, so "đặt bàn cho 4 người tối mai", then "Hà Nội", is one
+///   request for a table in Hà Nội;
+/// - when it asks "what about" another city ("còn Huế thì sao?", "what about Hue?"), the
+///   person's previous request (itself completed the same way) again, for that city.
+///
 /// `None` when the latest message asks something itself or names no city.
-pub(super) fn with_asked_request(messages: &[ModelMessage], offered: Offered) -> Option<String> {
+pub(super) fn with_asked_request(
+    messages: &[ModelMessage],
+    offered: Offered,
+) -> Option<(String, Vec<&'static str>)> {
+    if !offered.restaurant() {
+        return None;
+    }
     let answered_at = messages
         .iter()
         .rposition(|message| matches!(message, ModelMessage::User { .. }))?;
     let Some(ModelMessage::User { text: latest }) = messages.get(answered_at) else {
         return None;
     };
-    // The question first: it is cheap to tell, and most messages answer none.
+    // The cheap tests first: most messages answer no question and ask about no city.
     let question = match messages.get(answered_at.checked_sub(1)?)? {
         ModelMessage::Assistant { text, calls } if calls.is_empty() => text.to_lowercase(),
         _ => return None,
     };
-    if !offered.restaurant()
-        || (!question.contains("thành phố nào") && !question.contains("which city"))
-    {
+    let which_city = question.contains("thành phố nào") || question.contains("which city");
+    let lower = latest.to_lowercase();
+    let what_about = [
+        "thì sao",
+        "thi sao",
+        "what about",
+        "how about",
+        "còn ",
+        "and ",
+    ]
+    .iter()
+    .any(|marker| lower.contains(marker));
+    if !which_city && !what_about {
         return None;
     }
     let answer = Utterance::new(latest);
     let details = answer.masked(&restaurant_spans(&answer, messages));
-    if answer.cities().is_empty() || !requests(&answer, &details, offered).is_empty() {
+    let cities = answer.cities();
+    if cities.is_empty() || !requests(&answer, &details, offered).is_empty() {
         return None;
     }
-    let asked = messages[..answered_at - 1]
+    let asked_at = messages[..answered_at]
         .iter()
-        .rev()
-        .find_map(|message| match message {
-            ModelMessage::User { text } => Some(text.as_str()),
-            _ => None,
-        })?;
-    Some(format!("{asked} {latest}"))
+        .rposition(|message| matches!(message, ModelMessage::User { .. }))?;
+    let Some(ModelMessage::User { text: asked }) = messages.get(asked_at) else {
+        return None;
+    };
+    if which_city {
+        return Some((format!("{asked} {latest}"), cities));
+    }
+    // "What about" needs a forecast or a search to repeat: the previous message's own, or
+    // the one it completed ("thời tiết Đà Nẵng?", "còn Huế thì sao?", "còn Hà Nội?"). A
+    // booking is not moved to another city this way: it names its place.
+    let earlier = &messages[..=asked_at];
+    let asked =
+        with_asked_request(earlier, offered).map_or_else(|| asked.clone(), |(text, _)| text);
+    let said = Utterance::new(&asked);
+    let details = said.masked(&restaurant_spans(&said, earlier));
+    let repeated = requests(&said, &details, offered);
+    if repeated.is_empty()
+        || repeated
+            .iter()
+            .any(|request| request.intent == Intent::Book)
+    {
+        return None;
+    }
+    Some((format!("{asked} {latest}"), cities))
 }
 
 pub(super) struct Planner<'a> {
@@ -98,17 +137,24 @@ impl<'a> Planner<'a> {
             })
             .unwrap_or_default();
         let mut user = Utterance::new(latest);
-        // "Hà Nội" after "which city?" is the request that was asked about, in that city.
-        if let Some(text) = with_asked_request(messages, offered) {
-            user = Utterance::new(&text);
+        // "Hà Nội" after "which city?" is the request that was asked about, in that city;
+        // "còn Huế thì sao?" the last request again, in Huế.
+        let continued = with_asked_request(messages, offered);
+        if let Some((text, _)) = &continued {
+            user = Utterance::new(text);
         }
         let details = user.masked(&restaurant_spans(&user, messages));
         let lang = conversation_language(messages, &user, &details);
-        let requests = if offered.restaurant() {
+        let mut requests = if offered.restaurant() {
             requests(&user, &details, offered)
         } else {
             Vec::new()
         };
+        if let Some((_, cities)) = continued {
+            for request in &mut requests {
+                request.cities.clone_from(&cities);
+            }
+        }
         Self {
             messages,
             now,

@@ -5,7 +5,6 @@ use super::catalogue::{named_in, KnownRestaurant};
 use super::plan_search::{name_match, Restaurant};
 use super::planner::{join_names, quoted_field, text_field, with_asked_request, Outcome, Planner};
 use super::read::{number, Lang, Utterance};
-use super::read_gift::ItemRef;
 use super::read_request::{Intent, Request};
 use super::read_result::plural;
 use super::read_when::{local, next_occurrence, rfc3339};
@@ -182,15 +181,10 @@ impl Planner<'_> {
         let said = &request.details;
         let by_name = name_match(&request.said, list.iter());
         let reference = said.restaurant_reference();
-        if by_name.is_none() && reference.is_some() {
-            let in_list = match reference {
-                Some(ItemRef::Nth(nth)) => nth.checked_sub(1).is_some_and(|at| at < list.len()),
-                _ => true,
-            };
-            if !in_list {
-                // book() says how many places the list has.
-                return Some(self.book(&request));
-            }
+        let picked = by_name.or_else(|| reference.and_then(|reference| reference.pick(&list)));
+        if picked.is_none() && reference.is_some() {
+            // A rank past the list: book() says how many places it has.
+            return Some(self.book(&request));
         }
         let asked = self.request_before_call(SEARCH_RESTAURANTS);
         let part = asked.as_ref().and_then(Utterance::day_part);
@@ -200,11 +194,6 @@ impl Planner<'_> {
             self.searched_day(&filters)
         });
         let starts_at = self.starts_at_of(date, time, asked.as_ref());
-        let picked = by_name.or(match reference {
-            Some(ItemRef::Nth(nth)) => nth.checked_sub(1).and_then(|at| list.get(at)),
-            Some(ItemRef::Last) => list.last(),
-            None => None,
-        });
         let restaurant = match (picked, starts_at) {
             (Some(restaurant), _) => restaurant,
             (None, Some(at)) => list
@@ -252,11 +241,7 @@ impl Planner<'_> {
         if let (Some(reference), Some(list)) =
             (request.details.restaurant_reference(), searches.last())
         {
-            let picked = match reference {
-                ItemRef::Nth(nth) => nth.checked_sub(1).and_then(|at| list.get(at)),
-                ItemRef::Last => list.last(),
-            };
-            let Some(restaurant) = picked else {
+            let Some(restaurant) = reference.pick(list) else {
                 let count = list.len();
                 return Reply::text(match self.lang {
                     Lang::Vi => format!(

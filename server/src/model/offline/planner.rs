@@ -55,10 +55,13 @@ pub(super) fn with_asked_request(
     };
     // The cheap tests first: most messages answer no question and ask about no city.
     let question = match messages.get(answered_at.checked_sub(1)?)? {
-        ModelMessage::Assistant { text, calls } if calls.is_empty() => text.to_lowercase(),
+        ModelMessage::Assistant { text, calls } if calls.is_empty() => text.as_str(),
         _ => return None,
     };
-    let which_city = question.contains("thành phố nào") || question.contains("which city");
+    // Our own questions, as written: no lowercase copy of every reply.
+    let which_city = ["thành phố nào", "Which city", "which city"]
+        .iter()
+        .any(|asked| question.contains(asked));
     let lower = latest.to_lowercase();
     let what_about = [
         "thì sao",

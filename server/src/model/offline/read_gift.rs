@@ -16,6 +16,16 @@ pub(super) enum ItemRef {
     Last,
 }
 
+impl ItemRef {
+    /// The item of `list` this refers to; `None` past its end.
+    pub(super) fn pick<T>(self, list: &[T]) -> Option<&T> {
+        match self {
+            ItemRef::Nth(nth) => nth.checked_sub(1).and_then(|at| list.get(at)),
+            ItemRef::Last => list.last(),
+        }
+    }
+}
+
 impl Utterance {
     pub(super) fn is_gift_request(&self) -> bool {
         self.has("quà|tặng|biếu|qua tang|mon qua|goi y qua|gift|gifts|present|presents")

@@ -28,12 +28,9 @@ fn redirect_uris_must_be_https_or_loopback_without_fragments() {
 
 #[test]
 fn english_only_when_preferred_over_vietnamese() {
-    let with = |value: &str| {
+    let with = |value: &'static str| {
         let mut headers = HeaderMap::new();
-        headers.insert(
-            header::ACCEPT_LANGUAGE,
-            HeaderValue::from_str(value).unwrap(),
-        );
+        headers.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_static(value));
         prefers_english(&headers)
     };
     assert!(with("en-US,en;q=0.9"));

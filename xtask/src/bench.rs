@@ -127,6 +127,7 @@ pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
         }
         None => site::build_server(ws, true)?,
     };
+    let floor = if quick { None } else { Some(build_floor(ws)?) };
     if quick {
         sys::pin_self(LOAD_CORE)?;
         let server = start_datban(ws, &binary, "sqlite-quick", None, 0)?;
@@ -166,6 +167,13 @@ pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
 
     cmd::step("datban, SQLite file: runs at C=1/16/64, then replies held open");
     let datban = datban_sqlite(ws, &binary, open_files)?;
+    let floor = match &floor {
+        Some(program) => {
+            cmd::step("the floor: the same accept loop and allocator, an app that only holds replies open");
+            Some(measure_floor(program, open_files)?)
+        }
+        None => None,
+    };
     cmd::step("datban, PostgreSQL (a throwaway cluster on the server's core)");
     let postgres = match datban_postgres(ws, &binary) {
         Ok(measured) => Some(measured),
@@ -188,13 +196,24 @@ pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
         micro,
         open_files,
     };
-    report::print(&context, &datban, postgres.as_ref(), peer.as_ref());
+    report::print(
+        &context,
+        &datban,
+        postgres.as_ref(),
+        peer.as_ref(),
+        floor.as_ref(),
+    );
 
-    let failed: u64 = [Some(&datban), postgres.as_ref(), peer.as_ref()]
-        .into_iter()
-        .flatten()
-        .map(Measured::fatal_failures)
-        .sum();
+    let failed: u64 = [
+        Some(&datban),
+        postgres.as_ref(),
+        peer.as_ref(),
+        floor.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(Measured::fatal_failures)
+    .sum();
     if failed > 0 {
         return Err(Failure::new(format!(
             "{failed} replies failed (causes listed above); the figures are not valid"
@@ -281,6 +300,46 @@ fn measure_alone(
         open,
         extra_cpu: None,
         open_failures_fatal,
+    })
+}
+
+/// Builds `server/examples/open_floor.rs` (release), the control for memory per open
+/// reply: what hyper, axum and tokio hold for a reply, with none of datban's own state.
+fn build_floor(ws: &Workspace) -> Result<std::path::PathBuf, Failure> {
+    cmd::step("the floor's build (release)");
+    cmd::run(cmd::cargo(ws).args([
+        "build",
+        "--release",
+        "--package",
+        "server",
+        "--example",
+        "open_floor",
+    ]))?;
+    Ok(ws
+        .target
+        .join("release")
+        .join("examples")
+        .join("open_floor"))
+}
+
+/// Replies held open on the floor, at each K, one fresh process per K as for datban.
+fn measure_floor(program: &Path, open_files: u64) -> Result<Measured, Failure> {
+    let mut open = Vec::new();
+    for k in OPEN_REPLIES {
+        let Some(k) = fit_open_files(k, open_files) else {
+            continue;
+        };
+        let dir = server::temp_dir("floor")?;
+        let addr = server::free_addr()?;
+        let floor = Server::start("floor", program, &[&addr.to_string()], &[], addr, dir)?;
+        open.push(hold_open(&floor, k));
+    }
+    Ok(Measured {
+        label: "floor (hyper + axum + tokio alone)".to_owned(),
+        windows: Vec::new(),
+        open,
+        extra_cpu: None,
+        open_failures_fatal: true,
     })
 }
 

@@ -48,6 +48,7 @@ pub fn print(
     datban: &Measured,
     postgres: Option<&Measured>,
     peer: Option<&Measured>,
+    floor: Option<&Measured>,
 ) {
     let servers: Vec<&Measured> = [Some(datban), peer, postgres]
         .into_iter()
@@ -90,7 +91,12 @@ pub fn print(
         }
     }
 
-    let held: Vec<&&Measured> = servers.iter().filter(|s| !s.open.is_empty()).collect();
+    let held: Vec<&Measured> = servers
+        .iter()
+        .copied()
+        .chain(floor)
+        .filter(|s| !s.open.is_empty())
+        .collect();
     if !held.is_empty() {
         println!(
             "\nReplies held open at once, each until its first event (model: one token per \
@@ -168,6 +174,9 @@ pub fn print(
     if let Some(peer) = peer {
         print_ratios(datban, peer);
     }
+    if let Some(floor) = floor {
+        print_own_share(datban, floor);
+    }
     print_targets(context, datban, peer);
 }
 
@@ -238,6 +247,31 @@ fn print_ratios(datban: &Measured, peer: &Measured) {
         println!(
             "\nmemory per open reply, datban / peer: {}",
             memory.join(", ")
+        );
+    }
+}
+
+/// What datban holds per open reply beyond the floor: the part the app's own changes can
+/// reduce (the floor is hyper's buffers, the connection's task and the socket's
+/// registration, the same in both).
+fn print_own_share(datban: &Measured, floor: &Measured) {
+    let rows: Vec<String> = datban
+        .open
+        .iter()
+        .filter_map(|d| {
+            let f = floor.open.iter().find(|f| f.wanted == d.wanted)?;
+            let (ours, base) = (d.kib_per_reply()?, f.kib_per_reply()?);
+            Some(format!(
+                "{} open: {ours:.1} KiB = {base:.1} KiB floor + {:.1} KiB datban's own",
+                thousands(d.wanted),
+                ours - base
+            ))
+        })
+        .collect();
+    if !rows.is_empty() {
+        println!(
+            "\nmemory per open reply against the floor: {}",
+            rows.join("; ")
         );
     }
 }

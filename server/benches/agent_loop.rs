@@ -228,7 +228,67 @@ async fn measure(label: &str, url: &str) {
     }
 }
 
+async fn select_one(conn: &mut sqlx::AnyConnection) {
+    let one: i64 = sqlx::query_scalar("SELECT 1")
+        .fetch_one(conn)
+        .await
+        .unwrap();
+    black_box(one);
+}
+
+/// What one statement costs before it does anything: `SELECT 1` sent to sqlx's SQLite
+/// driver, which runs every connection on a thread of its own, so each query is a
+/// hand-over to that thread and back. The floor under a step's storage: a step that
+/// stores or reads anything pays at least one.
+async fn round_trips(pool: &db::Pool, reads: &db::Pool) {
+    const N: u32 = 5_000;
+    let per_query = |cpu: Option<Duration>| {
+        cpu.map_or("-".to_owned(), |cpu| {
+            format!("{:.1} µs", cpu.as_secs_f64() * 1e6 / f64::from(N))
+        })
+    };
+    let mut held = reads.acquire().await.unwrap();
+    for _ in 0..500 {
+        select_one(&mut held).await;
+    }
+    let cpu = process_cpu();
+    for _ in 0..N {
+        select_one(&mut held).await;
+    }
+    let on_held = cpu.zip(process_cpu()).map(|(before, after)| after - before);
+    drop(held);
+    let mut through = Vec::new();
+    for pool in [reads, pool] {
+        let cpu = process_cpu();
+        for _ in 0..N {
+            let one: i64 = sqlx::query_scalar("SELECT 1")
+                .fetch_one(pool)
+                .await
+                .unwrap();
+            black_box(one);
+        }
+        through.push(cpu.zip(process_cpu()).map(|(before, after)| after - before));
+    }
+    println!("  one query's round trip to sqlx's SQLite thread (SELECT 1), CPU, all threads");
+    println!("    round trip, connection held: {}", per_query(on_held));
+    println!(
+        "    round trip, through the readers' pool: {}",
+        per_query(through[0])
+    );
+    println!(
+        "    round trip, through the writer's pool: {}",
+        per_query(through[1])
+    );
+}
+
 fn main() {
+    // As the server's main does (server/src/main.rs): mimalloc would otherwise fault in
+    // 2 MiB pages, and zeroing them was 4 % of a step's CPU here and nothing in the server.
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes one integer flag and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -237,6 +297,11 @@ fn main() {
         let dir = tempfile::tempdir().unwrap();
         let file = format!("sqlite://{}", dir.path().join("bench.db").display());
         measure("SQLite file (WAL)", &file).await;
+        {
+            let pool = db::connect(&file).await.unwrap();
+            let reads = db::readers(&pool).await;
+            round_trips(&pool, &reads).await;
+        }
         if std::env::var_os("DATBAN_BENCH_AT_ONCE_ONLY").is_some() {
             return;
         }

@@ -13,6 +13,9 @@ use crate::{
 pub struct Micro {
     /// `agent_loop`: (label, loop cost per step in µs), one per storage it ran on.
     pub loop_per_step: Vec<(String, f64)>,
+    /// `agent_loop`: (how, µs of CPU) for one `SELECT 1` to sqlx's SQLite thread and
+    /// back, the floor under a step's storage.
+    pub round_trip: Vec<(String, f64)>,
     /// `partial_json`: one row per argument size.
     pub partial_json: Vec<PartialJsonRow>,
     /// `partial_json`'s verdict on linearity, as it printed it.
@@ -37,6 +40,7 @@ pub fn run(ws: &Workspace) -> Result<Micro, Failure> {
     let (partial_json, partial_json_linear) = parse_partial_json(&partial);
     Ok(Micro {
         loop_per_step: parse_agent_loop(&agent_loop),
+        round_trip: parse_round_trips(&agent_loop),
         partial_json,
         partial_json_linear,
     })
@@ -96,6 +100,18 @@ fn parse_agent_loop(text: &str) -> Vec<(String, f64)> {
         }
     }
     figures
+}
+
+/// Lines `round trip, <how>: <x> µs`.
+fn parse_round_trips(text: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix("round trip, ")?;
+            let (how, figure) = rest.rsplit_once(':')?;
+            let us = figure.split_whitespace().next()?.parse::<f64>().ok()?;
+            Some((how.trim().to_owned(), us))
+        })
+        .collect()
 }
 
 /// The figure the target is judged on: what a step costs a busy server on a SQLite file
@@ -190,6 +206,25 @@ mod tests {
                 70.5
             ))
         );
+    }
+
+    #[test]
+    fn round_trips_are_read_and_loop_lines_are_not() {
+        let text = "agent loop, offline model, SQLite file (WAL): 200 conversations\n\
+                    \x20 16 conversations at a time (1000 steps)\n\
+                    \x20   per step, loop CPU:       226.2 µs\n\
+                    \x20 one query's round trip to sqlx's SQLite thread (SELECT 1), CPU, all threads\n\
+                    \x20   round trip, connection held: 33.7 µs\n\
+                    \x20   round trip, through the writer's pool: 52.1 µs\n\
+                    \x20   round trip, through the readers' pool: - µs\n";
+        assert_eq!(
+            parse_round_trips(text),
+            vec![
+                ("connection held".to_owned(), 33.7),
+                ("through the writer's pool".to_owned(), 52.1),
+            ]
+        );
+        assert_eq!(parse_agent_loop(text).len(), 1);
     }
 
     #[test]

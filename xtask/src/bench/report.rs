@@ -144,6 +144,19 @@ pub fn print(
             loop_cost.join("; ")
         }
     );
+    let trips: Vec<String> = context
+        .micro
+        .round_trip
+        .iter()
+        .map(|(how, us)| format!("{how}: {us:.1} µs"))
+        .collect();
+    if !trips.is_empty() {
+        println!(
+            "| one query's round trip to sqlx's SQLite thread, CPU (`agent_loop`; the floor \
+             under a step that stores or reads) | {} |",
+            trips.join("; ")
+        );
+    }
     let rows: Vec<String> = context
         .micro
         .partial_json

@@ -130,31 +130,15 @@ pub fn print(
     }
 
     println!("\n| in-process benchmark | figure |\n|---|---|");
-    let loop_cost: Vec<String> = context
-        .micro
-        .loop_per_step
-        .iter()
-        .map(|(label, us)| format!("{label}: {us:.1} µs"))
-        .collect();
     println!(
         "| loop cost per step (`cargo bench -p server --bench agent_loop`) | {} |",
-        if loop_cost.is_empty() {
-            "not found in its output".to_owned()
-        } else {
-            loop_cost.join("; ")
-        }
+        microseconds(&context.micro.loop_per_step)
+            .unwrap_or_else(|| "not found in its output".into())
     );
-    let trips: Vec<String> = context
-        .micro
-        .round_trip
-        .iter()
-        .map(|(how, us)| format!("{how}: {us:.1} µs"))
-        .collect();
-    if !trips.is_empty() {
+    if let Some(trips) = microseconds(&context.micro.round_trip) {
         println!(
             "| one query's round trip to sqlx's SQLite thread, CPU (`agent_loop`; the floor \
-             under a step that stores or reads) | {} |",
-            trips.join("; ")
+             under a step that stores or reads) | {trips} |"
         );
     }
     let rows: Vec<String> = context
@@ -191,6 +175,17 @@ pub fn print(
         print_own_share(datban, floor);
     }
     print_targets(context, datban, peer);
+}
+
+/// `label: x µs; …`, or `None` when there is no figure.
+fn microseconds(figures: &[(String, f64)]) -> Option<String> {
+    (!figures.is_empty()).then(|| {
+        figures
+            .iter()
+            .map(|(label, us)| format!("{label}: {us:.1} µs"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
 }
 
 fn open_counts_missing(datban: &Measured) -> bool {
@@ -409,5 +404,10 @@ mod tests {
         assert_eq!(ms(Some(Duration::from_millis(215))), "215.0 ms");
         assert_eq!(times(Some(10.04)), "10.0×");
         assert_eq!(ratio(Some(1.0), Some(0.0)), None);
+        assert_eq!(
+            microseconds(&[("held".into(), 29.54), ("pool".into(), 22.0)]).as_deref(),
+            Some("held: 29.5 µs; pool: 22.0 µs")
+        );
+        assert_eq!(microseconds(&[]), None);
     }
 }

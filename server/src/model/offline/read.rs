@@ -157,7 +157,7 @@ impl Utterance {
     pub(super) fn language_signal(&self) -> Option<Lang> {
         const VIETNAMESE_WORDS: &str = concat!(
             "tôi|cho|người|bàn|không|thời tiết|nhà hàng|đặt|ở|muốn|mình|bạn|và|có|thế nào|",
-            "giúp|nhé|ạ|toi|nguoi|khong|thoi tiet|nha hang|dat ban|muon|giup|",
+            "giúp|nhé|nhe|ạ|toi|nguoi|khong|thoi tiet|nha hang|dat ban|muon|giup|",
             "dat cho|huy|mua|mon|qua tang|giao hang|noi thanh|lien tinh|ngoai tinh|tinh khac|",
             "cuối tuần|cuoi tuan|ngày mai|ngay mai|hôm nay|hom nay|tối|trưa|trua|chiều|chieu|",
             "sáng|giờ|gio|rưỡi|ruoi|lúc|luc|thứ|chủ nhật|chu nhat|tuần|tuan|tìm|tim|quán|",
@@ -175,7 +175,24 @@ impl Utterance {
         static VIETNAMESE: LazyLock<PhraseList> =
             LazyLock::new(|| PhraseList::new(VIETNAMESE_WORDS));
         static ENGLISH: LazyLock<PhraseList> = LazyLock::new(|| PhraseList::new(ENGLISH_WORDS));
-        let (vietnamese, english) = (VIETNAMESE.count_in(self), ENGLISH.count_in(self));
+        // A word inside a Vietnamese phrase is not English: the "on" of an unaccented
+        // "cam on" (cảm ơn) made a tie, and a tie without marks reads as English.
+        let phrases: Vec<(usize, usize)> = VIETNAMESE
+            .0
+            .lower_in(self)
+            .filter(|(_, length, _)| *length > 1)
+            .map(|(start, length, _)| (start, length))
+            .collect();
+        let vietnamese = VIETNAMESE.count_in(self);
+        let english = ENGLISH
+            .0
+            .lower_in(self)
+            .filter(|(at, _, _)| {
+                !phrases
+                    .iter()
+                    .any(|(start, length)| (*start..start + length).contains(at))
+            })
+            .count();
         let letters = self
             .tokens
             .iter()

@@ -216,6 +216,9 @@ fn thanks_are_answered_not_listed_what_we_can_do() {
     for (text, expected) in [
         ("Cảm ơn bạn", "Không có gì!"),
         ("cám ơn nhé", "Không có gì!"),
+        // Unaccented: "on" is also an English word.
+        ("cam on nhe", "Không có gì!"),
+        ("cam on", "Không có gì!"),
         ("Thanks!", "You're welcome!"),
         ("thank you so much", "You're welcome!"),
     ] {

@@ -7,7 +7,18 @@ use chrono::{DateTime, Utc};
 use super::*;
 use crate::db::test_db::TestDatabase;
 
-async fn context() -> (ToolContext, TestDatabase) {
+/// What a test or a helper returns: a failure of the code under test is an error with
+/// its message, not a panic at an `unwrap`. Send, for the helpers spawned in races.
+type Fallible<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+type TestResult = Fallible<()>;
+
+/// An executor's result for `?`: `ExecError` has no `Display` on purpose (its internal
+/// details are for the log), so a test shows its `Debug`.
+fn exec<T>(result: Result<T, ExecError>) -> Fallible<T> {
+    result.map_err(|error| format!("{error:?}").into())
+}
+
+async fn context() -> Fallible<(ToolContext, TestDatabase)> {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
         reads: db.clone(),
@@ -15,11 +26,11 @@ async fn context() -> (ToolContext, TestDatabase) {
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),
         call_id: "call".into(),
-        now: "2026-11-29T12:00:00Z".parse::<DateTime<Utc>>().unwrap(),
+        now: "2026-11-29T12:00:00Z".parse::<DateTime<Utc>>()?,
         upstreams: Default::default(),
         take: None,
     };
-    (ctx, guard)
+    Ok((ctx, guard))
 }
 
 fn as_owner(ctx: &ToolContext, owner: &str) -> ToolContext {
@@ -46,32 +57,31 @@ fn buy(draft_id: &str, key: &str) -> CreateCheckoutSessionInput {
     }
 }
 
-async fn catalogue(ctx: &ToolContext) -> Vec<GiftRow> {
-    sqlx::query_as(
+async fn catalogue(ctx: &ToolContext) -> Fallible<Vec<GiftRow>> {
+    Ok(sqlx::query_as(
         "SELECT id, name, description, price_vnd, tags, relationships, min_age, max_age \
          FROM gifts ORDER BY id",
     )
     .fetch_all(&ctx.db)
-    .await
-    .unwrap()
+    .await?)
 }
 
-async fn checkouts(ctx: &ToolContext) -> i64 {
-    sqlx::query_scalar("SELECT COUNT(*) FROM checkouts")
+async fn checkouts(ctx: &ToolContext) -> Fallible<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM checkouts")
         .fetch_one(&ctx.db)
-        .await
-        .unwrap()
+        .await?)
 }
 
-async fn draft_for(ctx: &ToolContext, gift_id: &str) -> CheckoutDraft {
-    prepare(
-        &PrepareCheckoutInput {
-            gift_id: gift_id.into(),
-        },
-        ctx,
+async fn draft_for(ctx: &ToolContext, gift_id: &str) -> Fallible<CheckoutDraft> {
+    exec(
+        prepare(
+            &PrepareCheckoutInput {
+                gift_id: gift_id.into(),
+            },
+            ctx,
+        )
+        .await,
     )
-    .await
-    .unwrap()
 }
 
 fn tool_error<T: std::fmt::Debug>(result: Result<T, ExecError>) -> ToolError {
@@ -136,9 +146,9 @@ fn repeated_and_blank_interests_count_once() {
 }
 
 #[tokio::test]
-async fn the_seeded_catalogue_uses_known_tags_and_prices() {
-    let (ctx, _db) = context().await;
-    let gifts = catalogue(&ctx).await;
+async fn the_seeded_catalogue_uses_known_tags_and_prices() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let gifts = catalogue(&ctx).await?;
     assert!((25..=45).contains(&gifts.len()), "{}", gifts.len());
     let relationships = [
         "partner",
@@ -185,11 +195,12 @@ async fn the_seeded_catalogue_uses_known_tags_and_prices() {
     for tag in TAGS {
         assert!(used_tags.contains(tag), "no gift for {tag}");
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn suggestions_match_interests_relationship_age_and_budget() {
-    let (ctx, _db) = context().await;
+async fn suggestions_match_interests_relationship_age_and_budget() -> TestResult {
+    let (ctx, _db) = context().await?;
     let input = SuggestGiftsInput {
         interests: vec!["làm vườn".into(), "trà".into()],
         age: Some(60),
@@ -197,12 +208,15 @@ async fn suggestions_match_interests_relationship_age_and_budget() {
         budget_max: Some(700_000),
         ..ask(RelationshipType::Parent)
     };
-    let output = suggest(&input, &ctx).await.unwrap();
+    let output = exec(suggest(&input, &ctx).await)?;
     assert!(output.no_results_reason.is_none());
     assert!(!output.gifts.is_empty() && output.gifts.len() <= MAX_SUGGESTIONS);
-    let gifts = catalogue(&ctx).await;
+    let gifts = catalogue(&ctx).await?;
     for suggestion in &output.gifts {
-        let row = gifts.iter().find(|g| g.id == suggestion.gift_id).unwrap();
+        let row = gifts
+            .iter()
+            .find(|g| g.id == suggestion.gift_id)
+            .ok_or("a suggestion that is not in the catalogue")?;
         assert!(row.suits(RelationshipType::Parent), "{}", row.id);
         assert!(row.fits_age(Some(60)), "{}", row.id);
         assert!(
@@ -225,33 +239,35 @@ async fn suggestions_match_interests_relationship_age_and_budget() {
         .map(|g| g.matched_interests.len())
         .collect();
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn someone_who_loves_cooking_gets_kitchen_gifts_not_a_coffee_grinder() {
-    let (ctx, _db) = context().await;
+async fn someone_who_loves_cooking_gets_kitchen_gifts_not_a_coffee_grinder() -> TestResult {
+    let (ctx, _db) = context().await?;
     let input = SuggestGiftsInput {
         interests: vec!["nấu ăn".into()],
         ..ask(RelationshipType::Parent)
     };
-    let output = suggest(&input, &ctx).await.unwrap();
+    let output = exec(suggest(&input, &ctx).await)?;
     let ids: Vec<&str> = output.gifts.iter().map(|g| g.gift_id.as_str()).collect();
     assert_eq!(ids.len(), MAX_SUGGESTIONS, "{ids:?}");
     assert!(!ids.contains(&"g-may-xay-ca-phe-tay"), "{ids:?}");
     for gift in &output.gifts {
         assert_eq!(gift.matched_interests, ["nấu ăn"], "{}", gift.gift_id);
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn equal_matches_rank_by_closeness_to_the_budget_middle() {
-    let (ctx, _db) = context().await;
+async fn equal_matches_rank_by_closeness_to_the_budget_middle() -> TestResult {
+    let (ctx, _db) = context().await?;
     let input = SuggestGiftsInput {
         budget_min: Some(100_000),
         budget_max: Some(500_000),
         ..ask(RelationshipType::Friend)
     };
-    let output = suggest(&input, &ctx).await.unwrap();
+    let output = exec(suggest(&input, &ctx).await)?;
     assert_eq!(output.gifts.len(), MAX_SUGGESTIONS);
     let distances: Vec<i64> = output
         .gifts
@@ -260,35 +276,40 @@ async fn equal_matches_rank_by_closeness_to_the_budget_middle() {
         .collect();
     assert!(distances.windows(2).all(|w| w[0] <= w[1]), "{distances:?}");
     assert!(output.gifts.iter().all(|g| g.matched_interests.is_empty()));
+    Ok(())
 }
 
 #[tokio::test]
-async fn young_children_get_gifts_for_their_age() {
-    let (ctx, _db) = context().await;
+async fn young_children_get_gifts_for_their_age() -> TestResult {
+    let (ctx, _db) = context().await?;
     let input = SuggestGiftsInput {
         age: Some(6),
         ..ask(RelationshipType::Child)
     };
-    let output = suggest(&input, &ctx).await.unwrap();
-    let gifts = catalogue(&ctx).await;
+    let output = exec(suggest(&input, &ctx).await)?;
+    let gifts = catalogue(&ctx).await?;
     assert!(!output.gifts.is_empty());
     for suggestion in &output.gifts {
-        let row = gifts.iter().find(|g| g.id == suggestion.gift_id).unwrap();
+        let row = gifts
+            .iter()
+            .find(|g| g.id == suggestion.gift_id)
+            .ok_or("a suggestion that is not in the catalogue")?;
         assert!(row.min_age <= 6, "{}", row.id);
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn nothing_for_a_diver_under_50k_comes_with_a_reason() {
-    let (ctx, _db) = context().await;
+async fn nothing_for_a_diver_under_50k_comes_with_a_reason() -> TestResult {
+    let (ctx, _db) = context().await?;
     let input = SuggestGiftsInput {
         interests: vec!["lặn biển".into()],
         budget_max: Some(50_000),
         ..ask(RelationshipType::Friend)
     };
-    let output = suggest(&input, &ctx).await.unwrap();
+    let output = exec(suggest(&input, &ctx).await)?;
     assert!(output.gifts.is_empty());
-    let reason = output.no_results_reason.unwrap();
+    let reason = output.no_results_reason.ok_or("no reason given")?;
     assert!(reason.contains("“lặn biển”"), "{reason}");
     assert!(reason.contains("tối đa 50.000 ₫"), "{reason}");
     assert!(reason.contains("bạn bè"), "{reason}");
@@ -302,57 +323,60 @@ async fn nothing_for_a_diver_under_50k_comes_with_a_reason() {
         interests: vec!["diving".into()],
         ..input
     };
-    assert!(suggest(&english, &ctx).await.unwrap().gifts.is_empty());
+    assert!(exec(suggest(&english, &ctx).await)?.gifts.is_empty());
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_too_small_budget_says_what_the_catalogue_has() {
-    let (ctx, _db) = context().await;
+async fn a_too_small_budget_says_what_the_catalogue_has() -> TestResult {
+    let (ctx, _db) = context().await?;
     let input = SuggestGiftsInput {
         interests: vec!["cà phê".into()],
         budget_max: Some(100_000),
         ..ask(RelationshipType::Colleague)
     };
-    let output = suggest(&input, &ctx).await.unwrap();
+    let output = exec(suggest(&input, &ctx).await)?;
     assert!(output.gifts.is_empty());
-    let reason = output.no_results_reason.unwrap();
+    let reason = output.no_results_reason.ok_or("no reason given")?;
     assert!(reason.contains("nới ngân sách"), "{reason}");
     assert!(
         reason.contains("180.000 ₫"),
         "cheapest coffee gift: {reason}"
     );
     assert!(!reason.contains("chưa có"), "{reason}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn unknown_interests_match_nothing() {
-    let (ctx, _db) = context().await;
+async fn unknown_interests_match_nothing() -> TestResult {
+    let (ctx, _db) = context().await?;
     let input = SuggestGiftsInput {
         interests: vec!["origami".into()],
         ..ask(RelationshipType::Friend)
     };
-    let output = suggest(&input, &ctx).await.unwrap();
+    let output = exec(suggest(&input, &ctx).await)?;
     assert!(output.gifts.is_empty());
-    let reason = output.no_results_reason.unwrap();
+    let reason = output.no_results_reason.ok_or("no reason given")?;
     assert!(reason.contains("“origami”"), "{reason}");
     // Some interests known, some not: the known ones still find gifts.
     let mixed = SuggestGiftsInput {
         interests: vec!["origami".into(), "board game".into()],
         ..ask(RelationshipType::Friend)
     };
-    let output = suggest(&mixed, &ctx).await.unwrap();
+    let output = exec(suggest(&mixed, &ctx).await)?;
     assert!(!output.gifts.is_empty());
     assert!(output
         .gifts
         .iter()
         .all(|g| g.matched_interests == ["board game"]));
+    Ok(())
 }
 
 #[tokio::test]
-async fn prepare_twice_gives_the_same_draft() {
-    let (ctx, _db) = context().await;
-    let first = draft_for(&ctx, "g-bo-lam-vuon-mini").await;
-    let second = draft_for(&ctx, "g-bo-lam-vuon-mini").await;
+async fn prepare_twice_gives_the_same_draft() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let first = draft_for(&ctx, "g-bo-lam-vuon-mini").await?;
+    let second = draft_for(&ctx, "g-bo-lam-vuon-mini").await?;
     assert_eq!(first, second);
     assert!(first.draft_id.starts_with("DR-") && first.draft_id.len() == 11);
     assert_eq!(first.gift_name, "Bộ dụng cụ làm vườn mini");
@@ -361,16 +385,17 @@ async fn prepare_twice_gives_the_same_draft() {
     assert_eq!(first.total_vnd, 280_000);
     assert!(first.fictional);
     // Another person gets a draft of their own.
-    let theirs = draft_for(&as_owner(&ctx, "someone-else"), "g-bo-lam-vuon-mini").await;
+    let theirs = draft_for(&as_owner(&ctx, "someone-else"), "g-bo-lam-vuon-mini").await?;
     assert_ne!(theirs.draft_id, first.draft_id);
     // Delivery is free from 1.000.000 ₫.
-    let dear = draft_for(&ctx, "g-tra-sen-tay-ho").await;
+    let dear = draft_for(&ctx, "g-tra-sen-tay-ho").await?;
     assert_eq!((dear.delivery_vnd, dear.total_vnd), (0, 1_200_000));
+    Ok(())
 }
 
 #[tokio::test]
-async fn concurrent_prepares_make_one_draft() {
-    let (ctx, _db) = context().await;
+async fn concurrent_prepares_make_one_draft() -> TestResult {
+    let (ctx, _db) = context().await?;
     let tasks: Vec<_> = (0..20)
         .map(|_| {
             let ctx = ctx.clone();
@@ -379,14 +404,15 @@ async fn concurrent_prepares_make_one_draft() {
         .collect();
     let mut ids = HashSet::new();
     for task in tasks {
-        ids.insert(task.await.unwrap().draft_id);
+        ids.insert(task.await??.draft_id);
     }
     assert_eq!(ids.len(), 1, "{ids:?}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn prepare_of_an_unknown_gift_is_not_found() {
-    let (ctx, _db) = context().await;
+async fn prepare_of_an_unknown_gift_is_not_found() -> TestResult {
+    let (ctx, _db) = context().await?;
     let error = tool_error(
         prepare(
             &PrepareCheckoutInput {
@@ -399,15 +425,14 @@ async fn prepare_of_an_unknown_gift_is_not_found() {
     assert_eq!(error.code, ErrorCode::NotFound);
     assert!(error.message.contains("suggest_gifts"), "{}", error.message);
     assert!(!error.retryable);
+    Ok(())
 }
 
 #[tokio::test]
-async fn precheck_accepts_an_open_draft_of_the_owner_only() {
-    let (ctx, _db) = context().await;
-    let draft = draft_for(&ctx, "g-co-tuong-go").await;
-    let checked = precheck(&buy(&draft.draft_id, "checkout-0001"), &ctx)
-        .await
-        .unwrap();
+async fn precheck_accepts_an_open_draft_of_the_owner_only() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let draft = draft_for(&ctx, "g-co-tuong-go").await?;
+    let checked = exec(precheck(&buy(&draft.draft_id, "checkout-0001"), &ctx).await)?;
     assert_eq!(checked, draft);
 
     let theirs = tool_error(
@@ -426,98 +451,87 @@ async fn precheck_accepts_an_open_draft_of_the_owner_only() {
         missing.message.replace("DR-NOPE0000", "ID")
     );
 
-    commit(&buy(&draft.draft_id, "checkout-0001"), &ctx)
-        .await
-        .unwrap();
+    exec(commit(&buy(&draft.draft_id, "checkout-0001"), &ctx).await)?;
     // A retry of the purchase that happened only replays: nothing to refuse.
-    precheck(&buy(&draft.draft_id, "checkout-0001"), &ctx)
-        .await
-        .unwrap();
+    exec(precheck(&buy(&draft.draft_id, "checkout-0001"), &ctx).await)?;
     let again = tool_error(precheck(&buy(&draft.draft_id, "checkout-0002"), &ctx).await);
     assert_eq!(again.code, ErrorCode::DraftAlreadyCommitted);
     // The key of that purchase cannot buy another draft.
-    let other = draft_for(&ctx, "g-bo-mau-nuoc").await;
+    let other = draft_for(&ctx, "g-bo-mau-nuoc").await?;
     let reused = tool_error(precheck(&buy(&other.draft_id, "checkout-0001"), &ctx).await);
     assert_eq!(reused.code, ErrorCode::IdempotencyKeyReused);
+    Ok(())
 }
 
 #[tokio::test]
-async fn commit_twice_with_the_same_key_buys_once() {
-    let (ctx, _db) = context().await;
-    let draft = draft_for(&ctx, "g-dan-ukulele").await;
-    let first = commit(&buy(&draft.draft_id, "checkout-0001"), &ctx)
-        .await
-        .unwrap();
+async fn commit_twice_with_the_same_key_buys_once() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let draft = draft_for(&ctx, "g-dan-ukulele").await?;
+    let first = exec(commit(&buy(&draft.draft_id, "checkout-0001"), &ctx).await)?;
     assert!(first.checkout_id.starts_with("CHK-"));
     assert!(first.payment_reference.starts_with("DEMO-PAY-"));
     assert_eq!(first.total_vnd, draft.total_vnd);
     assert_eq!(first.gift_name, draft.gift_name);
     assert!(first.fictional);
-    let second = commit(&buy(&draft.draft_id, "checkout-0001"), &ctx)
-        .await
-        .unwrap();
+    let second = exec(commit(&buy(&draft.draft_id, "checkout-0001"), &ctx).await)?;
     assert_eq!(first, second);
-    assert_eq!(checkouts(&ctx).await, 1);
+    assert_eq!(checkouts(&ctx).await?, 1);
     // After the purchase, preparing the same gift again makes a new draft.
-    let next = draft_for(&ctx, "g-dan-ukulele").await;
+    let next = draft_for(&ctx, "g-dan-ukulele").await?;
     assert_ne!(next.draft_id, draft.draft_id);
+    Ok(())
 }
 
 #[tokio::test]
-async fn the_same_key_for_another_draft_is_refused() {
-    let (ctx, _db) = context().await;
-    let draft = draft_for(&ctx, "g-dan-ukulele").await;
-    let other = draft_for(&ctx, "g-lego-creator").await;
-    commit(&buy(&draft.draft_id, "checkout-0001"), &ctx)
-        .await
-        .unwrap();
+async fn the_same_key_for_another_draft_is_refused() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let draft = draft_for(&ctx, "g-dan-ukulele").await?;
+    let other = draft_for(&ctx, "g-lego-creator").await?;
+    exec(commit(&buy(&draft.draft_id, "checkout-0001"), &ctx).await)?;
     let error = tool_error(commit(&buy(&other.draft_id, "checkout-0001"), &ctx).await);
     assert_eq!(error.code, ErrorCode::IdempotencyKeyReused);
     assert!(!error.retryable);
-    assert_eq!(checkouts(&ctx).await, 1);
+    assert_eq!(checkouts(&ctx).await?, 1);
     // The other draft is still open and can be bought with a key of its own.
-    commit(&buy(&other.draft_id, "checkout-0002"), &ctx)
-        .await
-        .unwrap();
-    assert_eq!(checkouts(&ctx).await, 2);
+    exec(commit(&buy(&other.draft_id, "checkout-0002"), &ctx).await)?;
+    assert_eq!(checkouts(&ctx).await?, 2);
+    Ok(())
 }
 
 #[tokio::test]
-async fn another_key_cannot_buy_a_committed_draft_again() {
-    let (ctx, _db) = context().await;
-    let draft = draft_for(&ctx, "g-khan-lua-ha-dong").await;
-    commit(&buy(&draft.draft_id, "checkout-0001"), &ctx)
-        .await
-        .unwrap();
+async fn another_key_cannot_buy_a_committed_draft_again() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let draft = draft_for(&ctx, "g-khan-lua-ha-dong").await?;
+    exec(commit(&buy(&draft.draft_id, "checkout-0001"), &ctx).await)?;
     let error = tool_error(commit(&buy(&draft.draft_id, "checkout-0002"), &ctx).await);
     assert_eq!(error.code, ErrorCode::DraftAlreadyCommitted);
     assert!(!error.retryable);
-    assert_eq!(checkouts(&ctx).await, 1);
+    assert_eq!(checkouts(&ctx).await?, 1);
     // The failure is stored under its key: a retry gets the same answer.
     let again = tool_error(commit(&buy(&draft.draft_id, "checkout-0002"), &ctx).await);
     assert_eq!(again, error);
+    Ok(())
 }
 
 #[tokio::test]
-async fn another_owners_draft_is_not_found_and_not_bought() {
-    let (ctx, _db) = context().await;
-    let draft = draft_for(&ctx, "g-phieu-spa").await;
+async fn another_owners_draft_is_not_found_and_not_bought() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let draft = draft_for(&ctx, "g-phieu-spa").await?;
     let intruder = as_owner(&ctx, "intruder");
     let error = tool_error(commit(&buy(&draft.draft_id, "checkout-0001"), &intruder).await);
     assert_eq!(error.code, ErrorCode::NotFound);
     assert!(!error.message.contains("SELECT"), "{}", error.message);
-    assert_eq!(checkouts(&ctx).await, 0);
+    assert_eq!(checkouts(&ctx).await?, 0);
     // The owner can still buy it, even with the same key string (keys are per person).
-    commit(&buy(&draft.draft_id, "checkout-0001"), &ctx)
-        .await
-        .unwrap();
-    assert_eq!(checkouts(&ctx).await, 1);
+    exec(commit(&buy(&draft.draft_id, "checkout-0001"), &ctx).await)?;
+    assert_eq!(checkouts(&ctx).await?, 1);
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn fifty_concurrent_commits_with_one_key_buy_once() {
-    let (ctx, _db) = context().await;
-    let draft = draft_for(&ctx, "g-may-anh-instax").await;
+async fn fifty_concurrent_commits_with_one_key_buy_once() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let draft = draft_for(&ctx, "g-may-anh-instax").await?;
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(50));
     let tasks: Vec<_> = (0..50)
         .map(|_| {
@@ -532,13 +546,12 @@ async fn fifty_concurrent_commits_with_one_key_buy_once() {
         .collect();
     let mut results = Vec::new();
     for task in tasks {
-        results.push(task.await.unwrap());
+        results.push(task.await?);
     }
-    assert_eq!(checkouts(&ctx).await, 1);
+    assert_eq!(checkouts(&ctx).await?, 1);
     let (id,): (String,) = sqlx::query_as("SELECT id FROM checkouts")
         .fetch_one(&ctx.db)
-        .await
-        .unwrap();
+        .await?;
     for result in results {
         match result {
             Ok(session) => assert_eq!(session.checkout_id, id),
@@ -550,16 +563,15 @@ async fn fifty_concurrent_commits_with_one_key_buy_once() {
         }
     }
     // Once the race is over, every retry gets the one checkout.
-    let session = commit(&buy(&draft.draft_id, "checkout-race-1"), &ctx)
-        .await
-        .unwrap();
+    let session = exec(commit(&buy(&draft.draft_id, "checkout-race-1"), &ctx).await)?;
     assert_eq!(session.checkout_id, id);
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_commits_with_different_keys_buy_once() {
-    let (ctx, _db) = context().await;
-    let draft = draft_for(&ctx, "g-vot-cau-long").await;
+async fn concurrent_commits_with_different_keys_buy_once() -> TestResult {
+    let (ctx, _db) = context().await?;
+    let draft = draft_for(&ctx, "g-vot-cau-long").await?;
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(20));
     let tasks: Vec<_> = (0..20)
         .map(|n| {
@@ -574,7 +586,7 @@ async fn concurrent_commits_with_different_keys_buy_once() {
         .collect();
     let mut bought = 0;
     for task in tasks {
-        match task.await.unwrap() {
+        match task.await? {
             Ok(_) => bought += 1,
             Err(ExecError::Tool(error)) => {
                 assert_eq!(error.code, ErrorCode::DraftAlreadyCommitted, "{error:?}")
@@ -583,5 +595,6 @@ async fn concurrent_commits_with_different_keys_buy_once() {
         }
     }
     assert_eq!(bought, 1);
-    assert_eq!(checkouts(&ctx).await, 1);
+    assert_eq!(checkouts(&ctx).await?, 1);
+    Ok(())
 }

@@ -284,11 +284,7 @@ async fn round_trips(pool: &db::Pool, reads: &db::Pool) {
 fn main() {
     // As the server's main does (server/src/main.rs): mimalloc would otherwise fault in
     // 2 MiB pages, and zeroing them was 4 % of a step's CPU here and nothing in the server.
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_THP_DISABLE takes one integer flag and touches no memory of ours.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
+    server::serve::small_pages_only();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

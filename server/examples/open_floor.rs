@@ -56,11 +56,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     // As the server's main does, before any thread allocates.
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_THP_DISABLE takes one integer flag and touches no memory of ours.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
+    server::serve::small_pages_only();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -9,7 +9,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     // Before the runtime's threads allocate anything, so no huge page is faulted in first.
-    small_pages_only();
+    if !server::serve::small_pages_only() {
+        // Only memory use changes; an old kernel without the option still serves.
+        eprintln!("datban: transparent huge pages stay enabled (prctl refused)");
+    }
     match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -18,24 +21,6 @@ fn main() -> ExitCode {
         Err(error) => {
             eprintln!("datban: cannot start the async runtime: {error}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-/// No transparent huge pages for this process. mimalloc asks for them on its whole arena
-/// (`MADV_HUGEPAGE`), so every 2 MiB region it touches becomes resident at once: thousands of
-/// replies held open, each using a few KiB scattered over the arena, then cost 36 → 57 KiB
-/// each at 1,000 open and 25 → 30 KiB at 10,000, for no CPU measurably saved on this build
-/// (README, "Benchmarks"). Equivalent to `MIMALLOC_ALLOW_THP=0`, which mimalloc reads
-/// only from the environment.
-fn small_pages_only() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: PR_SET_THP_DISABLE takes one integer flag and touches no memory of ours.
-        let status = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
-        if status != 0 {
-            // Only memory use changes; an old kernel without the option still serves.
-            eprintln!("datban: transparent huge pages stay enabled (prctl refused)");
         }
     }
 }

@@ -23,6 +23,27 @@ use hyper_util::{
 };
 use tokio::net::TcpListener;
 
+/// No transparent huge pages for this process; `false` when the kernel refused (only
+/// memory use changes then). Called first thing by the server's `main`, and by the
+/// benchmarks that must cost what the server costs, before any thread allocates.
+///
+/// mimalloc asks for huge pages on its whole arena (`MADV_HUGEPAGE`), so every 2 MiB
+/// region it touches becomes resident at once: thousands of replies held open, each using
+/// a few KiB scattered over the arena, then cost 36 → 57 KiB each at 1,000 open and 25 → 30
+/// KiB at 10,000, for no CPU measurably saved (README, "Benchmarks"). Equivalent to
+/// `MIMALLOC_ALLOW_THP=0`, which mimalloc reads only from the environment.
+pub fn small_pages_only() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_THP_DISABLE takes one integer flag and touches no memory of ours.
+        unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        true
+    }
+}
+
 /// Bounds on connections, as configured.
 #[derive(Debug, Clone, Copy)]
 pub struct EdgeLimits {

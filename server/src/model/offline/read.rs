@@ -177,13 +177,14 @@ impl Utterance {
         static ENGLISH: LazyLock<PhraseList> = LazyLock::new(|| PhraseList::new(ENGLISH_WORDS));
         // A word inside a Vietnamese phrase is not English: the "on" of an unaccented
         // "cam on" (cảm ơn) made a tie, and a tie without marks reads as English.
-        let phrases: Vec<(usize, usize)> = VIETNAMESE
-            .0
-            .lower_in(self)
-            .filter(|(_, length, _)| *length > 1)
-            .map(|(start, length, _)| (start, length))
-            .collect();
-        let vietnamese = VIETNAMESE.count_in(self);
+        let mut vietnamese = 0;
+        let mut phrases: Vec<(usize, usize)> = Vec::new();
+        for (start, length, _) in VIETNAMESE.0.lower_in(self) {
+            vietnamese += 1;
+            if length > 1 {
+                phrases.push((start, length));
+            }
+        }
         let english = ENGLISH
             .0
             .lower_in(self)
@@ -481,6 +482,9 @@ impl PhraseList {
     }
 
     /// The occurrences of all the list's phrases, as [`Utterance::count`] counts each.
+    /// (`language_signal` counts its lists with the places of their phrases; this is what
+    /// the tests compare with.)
+    #[cfg(test)]
     fn count_in(&self, said: &Utterance) -> usize {
         self.0.lower_in(said).count()
     }

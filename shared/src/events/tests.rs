@@ -10,6 +10,10 @@ use serde_json::json;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
+/// What a test returns: a missing part or a failed (de)serialisation is an error with
+/// its message, not a panic at an `unwrap`.
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
 fn run(events: &[AgentEvent]) -> Message {
     events
         .iter()
@@ -54,23 +58,23 @@ fn booking_awaiting_approval() -> Vec<AgentEvent> {
 }
 
 #[test]
-fn events_serialise_as_ui_message_stream_chunks() {
+fn events_serialise_as_ui_message_stream_chunks() -> TestResult {
     let event = input_delta("call_1", "{\"ci");
     assert_eq!(
-        serde_json::to_value(&event).unwrap(),
+        serde_json::to_value(&event)?,
         json!({"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": "{\"ci"})
     );
     let finish = AgentEvent::finish(RunStatus::StepLimit, None);
     assert_eq!(
-        serde_json::to_value(&finish).unwrap(),
+        serde_json::to_value(&finish)?,
         json!({"type": "finish", "finishReason": "length", "messageMetadata": {"status": "step-limit"}})
     );
     assert_eq!(
-        serde_json::to_value(AgentEvent::StartStep).unwrap(),
+        serde_json::to_value(AgentEvent::StartStep)?,
         json!({"type": "start-step"})
     );
     let back: AgentEvent =
-        serde_json::from_value(json!({"type": "text-delta", "id": "t1", "delta": "Chào"})).unwrap();
+        serde_json::from_value(json!({"type": "text-delta", "id": "t1", "delta": "Chào"}))?;
     assert_eq!(
         back,
         AgentEvent::TextDelta {
@@ -78,6 +82,7 @@ fn events_serialise_as_ui_message_stream_chunks() {
             delta: "Chào".into()
         }
     );
+    Ok(())
 }
 
 #[test]
@@ -100,12 +105,12 @@ fn text_deltas_accumulate_per_block() {
 }
 
 #[test]
-fn streaming_input_shows_partial_value_then_typed_input_and_output() {
+fn streaming_input_shows_partial_value_then_typed_input_and_output() -> TestResult {
     let mut message = run(&[
         input_start("c1", "getWeather"),
         input_delta("c1", "{\"city\":\"Hà"),
     ]);
-    let part = message.tool_part("c1").unwrap();
+    let part = message.tool_part("c1").ok_or("no tool part c1")?;
     assert_eq!(part.state_name(), "input-streaming");
     match part {
         ToolPart::GetWeather(call) => match &call.state {
@@ -124,7 +129,10 @@ fn streaming_input_shows_partial_value_then_typed_input_and_output() {
         input: json!({"city": "Hà Nội", "days": 1}),
     });
     assert_eq!(
-        message.tool_part("c1").unwrap().state_name(),
+        message
+            .tool_part("c1")
+            .ok_or("no tool part c1")?
+            .state_name(),
         "input-available"
     );
     message.apply(&AgentEvent::ToolOutputAvailable {
@@ -132,7 +140,7 @@ fn streaming_input_shows_partial_value_then_typed_input_and_output() {
         output: json!({"city": "Hà Nội", "days": [{"date": "2026-11-29", "condition": "rain",
             "tempMinC": 18, "tempMaxC": 24, "precipitationChance": 80}]}),
     });
-    match message.tool_part("c1").unwrap() {
+    match message.tool_part("c1").ok_or("no tool part c1")? {
         ToolPart::GetWeather(call) => match call.state.clone().read() {
             ToolState::OutputAvailable { input, output } => {
                 assert_eq!(input.city, "Hà Nội");
@@ -142,13 +150,17 @@ fn streaming_input_shows_partial_value_then_typed_input_and_output() {
         },
         other => panic!("unexpected part {other:?}"),
     }
+    Ok(())
 }
 
 #[test]
-fn approval_flow_reaches_output_only_after_approval() {
+fn approval_flow_reaches_output_only_after_approval() -> TestResult {
     let mut message = run(&booking_awaiting_approval());
     assert_eq!(
-        message.tool_part("b1").unwrap().state_name(),
+        message
+            .tool_part("b1")
+            .ok_or("no tool part b1")?
+            .state_name(),
         "approval-requested"
     );
     // An output before the decision does not fit: no receipt without approval.
@@ -158,7 +170,10 @@ fn approval_flow_reaches_output_only_after_approval() {
     });
     assert_eq!(early, Applied::Ignored);
     assert_eq!(
-        message.tool_part("b1").unwrap().state_name(),
+        message
+            .tool_part("b1")
+            .ok_or("no tool part b1")?
+            .state_name(),
         "approval-requested"
     );
 
@@ -171,7 +186,7 @@ fn approval_flow_reaches_output_only_after_approval() {
             "restaurantName": "Chả Cá Thăng Long", "partySize": 6,
             "startsAt": "2026-12-24T19:00:00+07:00"}),
     });
-    match message.tool_part("b1").unwrap() {
+    match message.tool_part("b1").ok_or("no tool part b1")? {
         ToolPart::CreateBooking(call) => match call.state.clone().read() {
             ToolState::OutputAvailable { input, output } => {
                 assert_eq!(input.party_size, 6);
@@ -181,10 +196,11 @@ fn approval_flow_reaches_output_only_after_approval() {
         },
         other => panic!("unexpected part {other:?}"),
     }
+    Ok(())
 }
 
 #[test]
-fn a_booking_result_without_approval_is_never_shown() {
+fn a_booking_result_without_approval_is_never_shown() -> TestResult {
     let mut message = run(&[
         input_start("b1", "createBooking"),
         AgentEvent::ToolInputAvailable {
@@ -200,13 +216,17 @@ fn a_booking_result_without_approval_is_never_shown() {
     });
     assert_eq!(skipped, Applied::Ignored);
     assert_eq!(
-        message.tool_part("b1").unwrap().state_name(),
+        message
+            .tool_part("b1")
+            .ok_or("no tool part b1")?
+            .state_name(),
         "input-available"
     );
+    Ok(())
 }
 
 #[test]
-fn decline_ends_denied_and_never_output() {
+fn decline_ends_denied_and_never_output() -> TestResult {
     let mut message = run(&[
         booking_awaiting_approval(),
         vec![AgentEvent::ToolOutputDenied {
@@ -215,7 +235,10 @@ fn decline_ends_denied_and_never_output() {
     ]
     .concat());
     assert_eq!(
-        message.tool_part("b1").unwrap().state_name(),
+        message
+            .tool_part("b1")
+            .ok_or("no tool part b1")?
+            .state_name(),
         "output-denied"
     );
     let late = message.apply(&AgentEvent::ToolOutputAvailable {
@@ -223,10 +246,11 @@ fn decline_ends_denied_and_never_output() {
         output: json!({}),
     });
     assert_eq!(late, Applied::Ignored);
+    Ok(())
 }
 
 #[test]
-fn invalid_input_and_unknown_tools_end_in_errors() {
+fn invalid_input_and_unknown_tools_end_in_errors() -> TestResult {
     let error = ToolError::new(
         ErrorCode::ValidationError,
         "partySize: required field is missing",
@@ -251,13 +275,17 @@ fn invalid_input_and_unknown_tools_end_in_errors() {
         },
     ]);
     assert_eq!(
-        message.tool_part("b1").unwrap().state_name(),
+        message
+            .tool_part("b1")
+            .ok_or("no tool part b1")?
+            .state_name(),
         "output-error"
     );
-    let unknown = message.tool_part("x1").unwrap();
+    let unknown = message.tool_part("x1").ok_or("no tool part x1")?;
     assert_eq!(unknown.tool_name(), "launchRocket");
     assert_eq!(unknown.state_name(), "output-error");
     assert!(matches!(unknown, ToolPart::Unknown(_)));
+    Ok(())
 }
 
 /// The state a view of `part` shows (its input and output read, `ToolState::read`).
@@ -277,7 +305,7 @@ fn shown(part: &ToolPart) -> (&'static str, Option<ErrorCode>) {
 }
 
 #[test]
-fn a_booking_result_nobody_can_read_shows_as_a_failure_never_a_receipt() {
+fn a_booking_result_nobody_can_read_shows_as_a_failure_never_a_receipt() -> TestResult {
     let mut message = run(&booking_awaiting_approval());
     message.apply(&AgentEvent::decided("b1", true, None));
     // No booking id: not a booking anyone could find at the restaurant.
@@ -285,15 +313,16 @@ fn a_booking_result_nobody_can_read_shows_as_a_failure_never_a_receipt() {
         tool_call_id: "b1".into(),
         output: json!({"status": "confirmed", "restaurantId": "hn-1", "partySize": 4}),
     });
-    let part = message.tool_part("b1").unwrap();
+    let part = message.tool_part("b1").ok_or("no tool part b1")?;
     assert_eq!(
         shown(part),
         ("output-error", Some(ErrorCode::ExecutionFailed))
     );
+    Ok(())
 }
 
 #[test]
-fn arguments_the_tool_does_not_take_show_as_invalid() {
+fn arguments_the_tool_does_not_take_show_as_invalid() -> TestResult {
     let message = run(&[
         input_start("c1", "getWeather"),
         AgentEvent::ToolInputAvailable {
@@ -302,24 +331,25 @@ fn arguments_the_tool_does_not_take_show_as_invalid() {
             input: json!({"city": 42}),
         },
     ]);
-    let part = message.tool_part("c1").unwrap();
+    let part = message.tool_part("c1").ok_or("no tool part c1")?;
     assert_eq!(
         shown(part),
         ("output-error", Some(ErrorCode::ValidationError))
     );
+    Ok(())
 }
 
 /// In the browser a part keeps its tool's JSON until a view reads it, so a stored message
 /// whose result is not the tool's still loads, and its view shows the failure.
 #[cfg(target_arch = "wasm32")]
 #[test]
-fn a_stored_result_nobody_can_read_loads_and_shows_as_a_failure() {
+fn a_stored_result_nobody_can_read_loads_and_shows_as_a_failure() -> TestResult {
     let stored = json!({"id": "m1", "role": "assistant", "parts": [{
         "type": "tool", "tool": "createBooking", "id": "b1", "state": "output-available",
         "input": booking_input(), "output": {"status": "confirmed"},
     }]});
-    let message: Message = serde_json::from_value(stored).unwrap();
-    let part = message.tool_part("b1").unwrap();
+    let message: Message = serde_json::from_value(stored)?;
+    let part = message.tool_part("b1").ok_or("no tool part b1")?;
     assert_eq!(part.state_name(), "output-available");
     assert_eq!(
         shown(part),
@@ -327,9 +357,10 @@ fn a_stored_result_nobody_can_read_loads_and_shows_as_a_failure() {
     );
     // What is kept is what arrived, given back unchanged.
     assert_eq!(
-        serde_json::to_value(&message).unwrap()["parts"][0]["output"],
+        serde_json::to_value(&message)?["parts"][0]["output"],
         json!({"status": "confirmed"})
     );
+    Ok(())
 }
 
 #[test]
@@ -346,7 +377,7 @@ fn events_for_unknown_ids_are_ignored() {
 }
 
 #[test]
-fn messages_round_trip_through_json_mid_stream() {
+fn messages_round_trip_through_json_mid_stream() -> TestResult {
     let message = run(&[
         AgentEvent::TextDelta {
             id: "t".into(),
@@ -356,16 +387,16 @@ fn messages_round_trip_through_json_mid_stream() {
         input_delta("c1", "{\"city\":\"Hu"),
         AgentEvent::finish(RunStatus::Error, None),
     ]);
-    let json = serde_json::to_value(&message).unwrap();
+    let json = serde_json::to_value(&message)?;
     assert_eq!(json["parts"][1]["type"], "tool");
     assert_eq!(json["parts"][1]["tool"], "getWeather");
     assert_eq!(json["parts"][1]["state"], "input-streaming");
     assert_eq!(json["parts"][1]["partialInput"], json!({"city": "Hu"}));
-    let mut back: Message = serde_json::from_value(json).unwrap();
+    let mut back: Message = serde_json::from_value(json)?;
     assert_eq!(back, message);
     // Loaded mid-stream, the parser carries on from the stored text.
     back.apply(&input_delta("c1", "ế\"}"));
-    match back.tool_part("c1").unwrap() {
+    match back.tool_part("c1").ok_or("no tool part c1")? {
         ToolPart::GetWeather(call) => match &call.state {
             ToolState::InputStreaming(input) => {
                 assert_eq!(input.partial(), &json!({"city": "Huế"}))
@@ -374,4 +405,5 @@ fn messages_round_trip_through_json_mid_stream() {
         },
         other => panic!("unexpected part {other:?}"),
     }
+    Ok(())
 }

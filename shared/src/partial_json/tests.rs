@@ -7,36 +7,40 @@ use serde_json::json;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
+/// What a test returns: a failure of the parser is an error with its message,
+/// not a panic at an `unwrap`.
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
 /// The value after each character of `text`, pushed one character at a time.
-fn values_per_char(text: &str) -> Vec<Value> {
+fn values_per_char(text: &str) -> Result<Vec<Value>, PartialJsonError> {
     let mut parser = PartialJson::new();
     text.chars()
         .map(|c| {
-            parser.push(c.encode_utf8(&mut [0; 4])).unwrap();
-            parser.value().clone()
+            parser.push(c.encode_utf8(&mut [0; 4]))?;
+            Ok(parser.value().clone())
         })
         .collect()
 }
 
 /// The distinct values shown, in order, while `text` arrives one character at a time.
-fn shown_per_char(text: &str) -> Vec<Value> {
-    let mut shown = values_per_char(text);
+fn shown_per_char(text: &str) -> Result<Vec<Value>, PartialJsonError> {
+    let mut shown = values_per_char(text)?;
     shown.dedup();
-    shown
+    Ok(shown)
 }
 
 fn error_of(text: &str) -> PartialJsonError {
     PartialJson::from_text(text).unwrap_err()
 }
 
-fn value_of(text: &str) -> Value {
-    PartialJson::from_text(text).unwrap().value().clone()
+fn value_of(text: &str) -> Result<Value, PartialJsonError> {
+    Ok(PartialJson::from_text(text)?.value().clone())
 }
 
 #[test]
-fn nothing_meaningful_yet_is_null_and_incomplete() {
+fn nothing_meaningful_yet_is_null_and_incomplete() -> TestResult {
     for text in ["", "  \n\t\r ", "{\"a", "[tru", "-", "\"\\u00"] {
-        let parser = PartialJson::from_text(text).unwrap();
+        let parser = PartialJson::from_text(text)?;
         assert!(!parser.is_complete(), "{text:?}");
         if !text.starts_with(['{', '[', '"']) {
             assert_eq!(parser.value(), &Value::Null, "{text:?}");
@@ -44,13 +48,14 @@ fn nothing_meaningful_yet_is_null_and_incomplete() {
     }
     assert_eq!(PartialJson::new().value(), &Value::Null);
     assert_eq!(PartialJson::default().raw(), "");
+    Ok(())
 }
 
 #[test]
-fn tool_arguments_stream_character_by_character() {
+fn tool_arguments_stream_character_by_character() -> TestResult {
     let text = r#"{"city":"Hà Nội","days":3}"#;
     assert_eq!(
-        shown_per_char(text),
+        shown_per_char(text)?,
         vec![
             json!({}),
             json!({"city": ""}),
@@ -63,29 +68,31 @@ fn tool_arguments_stream_character_by_character() {
             json!({"city": "Hà Nội", "days": 3}),
         ]
     );
-    let parser = PartialJson::from_text(text).unwrap();
+    let parser = PartialJson::from_text(text)?;
     assert!(parser.is_complete());
     assert_eq!(parser.raw(), text);
+    Ok(())
 }
 
 #[test]
-fn strings_in_progress_show_what_arrived() {
+fn strings_in_progress_show_what_arrived() -> TestResult {
     let mut parser = PartialJson::new();
-    parser.push(r#"{"note": "Tab"#).unwrap();
+    parser.push(r#"{"note": "Tab"#)?;
     assert_eq!(parser.value(), &json!({"note": "Tab"}));
-    parser.push("le for two, 7 pm").unwrap();
+    parser.push("le for two, 7 pm")?;
     assert_eq!(parser.value(), &json!({"note": "Table for two, 7 pm"}));
-    parser.push(r#"\n\"window\"\t\/\\\b\f\r"#).unwrap();
+    parser.push(r#"\n\"window\"\t\/\\\b\f\r"#)?;
     assert_eq!(
         parser.value(),
         &json!({"note": "Table for two, 7 pm\n\"window\"\t/\\\u{8}\u{c}\r"})
     );
     assert!(!parser.is_complete());
-    assert_eq!(value_of(r#""top-level"#), json!("top-level"));
+    assert_eq!(value_of(r#""top-level"#)?, json!("top-level"));
+    Ok(())
 }
 
 #[test]
-fn half_received_escapes_are_withheld() {
+fn half_received_escapes_are_withheld() -> TestResult {
     let mut parser = PartialJson::new();
     for (delta, shown) in [
         (r#"["a\"#, json!(["a"])),
@@ -98,18 +105,19 @@ fn half_received_escapes_are_withheld() {
         (r#"\u004"#, json!(["aéb\n"])),
         (r#"1""#, json!(["aéb\nA"])),
     ] {
-        parser.push(delta).unwrap();
+        parser.push(delta)?;
         assert_eq!(parser.value(), &shown, "after {delta:?}");
     }
+    Ok(())
 }
 
 #[test]
-fn surrogate_pairs_decode_wherever_the_text_is_cut() {
+fn surrogate_pairs_decode_wherever_the_text_is_cut() -> TestResult {
     let text = r#"{"mood":"ok \ud83d\ude00!"}"#;
     let expected = json!({"mood": "ok 😀!"});
     for cut in 0..=text.len() {
         let mut parser = PartialJson::new();
-        parser.push(&text[..cut]).unwrap();
+        parser.push(&text[..cut])?;
         let shown = parser.value().clone();
         if let Some(mood) = shown.get("mood").and_then(Value::as_str) {
             assert!(
@@ -117,18 +125,19 @@ fn surrogate_pairs_decode_wherever_the_text_is_cut() {
                 "{mood:?}"
             );
         }
-        parser.push(&text[cut..]).unwrap();
+        parser.push(&text[cut..])?;
         assert_eq!(parser.value(), &expected, "cut at {cut}");
         assert!(parser.is_complete());
     }
     // Only the completed pair shows: never half a character.
-    assert_eq!(value_of(r#"["\ud83d"#), json!([""]));
-    assert_eq!(value_of(r#"["\ud83d\ude0"#), json!([""]));
-    assert_eq!(value_of(r#"["\uD83D\uDE00"#), json!(["😀"]));
+    assert_eq!(value_of(r#"["\ud83d"#)?, json!([""]));
+    assert_eq!(value_of(r#"["\ud83d\ude0"#)?, json!([""]));
+    assert_eq!(value_of(r#"["\uD83D\uDE00"#)?, json!(["😀"]));
+    Ok(())
 }
 
 #[test]
-fn bad_escapes_surrogates_and_control_characters_are_errors() {
+fn bad_escapes_surrogates_and_control_characters_are_errors() -> TestResult {
     for (text, offset) in [
         (r#""\x""#, 2),
         (r#"{"a\q":1}"#, 4),
@@ -148,13 +157,14 @@ fn bad_escapes_surrogates_and_control_characters_are_errors() {
         assert!(serde_json::from_str::<Value>(text).is_err(), "{text:?}");
     }
     // DEL and non-ASCII need no escaping.
-    assert_eq!(value_of("\"\u{7f}é\""), json!("\u{7f}é"));
+    assert_eq!(value_of("\"\u{7f}é\"")?, json!("\u{7f}é"));
+    Ok(())
 }
 
 #[test]
-fn numbers_show_only_while_their_text_is_a_valid_number() {
+fn numbers_show_only_while_their_text_is_a_valid_number() -> TestResult {
     assert_eq!(
-        values_per_char("[-12.5e+3]"),
+        values_per_char("[-12.5e+3]")?,
         vec![
             json!([]),
             json!([]),
@@ -169,7 +179,7 @@ fn numbers_show_only_while_their_text_is_a_valid_number() {
         ]
     );
     assert_eq!(
-        shown_per_char(r#"{"n": 0.25, "m": 10}"#),
+        shown_per_char(r#"{"n": 0.25, "m": 10}"#)?,
         vec![
             json!({}),
             json!({"n": 0}),
@@ -179,15 +189,16 @@ fn numbers_show_only_while_their_text_is_a_valid_number() {
             json!({"n": 0.25, "m": 10}),
         ]
     );
-    assert_eq!(value_of("[1,-"), json!([1]));
-    assert_eq!(value_of(r#"{"a":-"#), json!({}));
+    assert_eq!(value_of("[1,-")?, json!([1]));
+    assert_eq!(value_of(r#"{"a":-"#)?, json!({}));
     // The value depends on the text only: a prefix that never ended a piece still shows.
-    assert_eq!(value_of(r#"{"a":1e"#), json!({"a": 1}));
-    assert_eq!(value_of("[2.5E+"), json!([2.5]));
+    assert_eq!(value_of(r#"{"a":1e"#)?, json!({"a": 1}));
+    assert_eq!(value_of("[2.5E+")?, json!([2.5]));
+    Ok(())
 }
 
 #[test]
-fn numbers_are_exactly_what_serde_json_makes_of_them() {
+fn numbers_are_exactly_what_serde_json_makes_of_them() -> TestResult {
     for number in [
         "0",
         "-0",
@@ -207,36 +218,38 @@ fn numbers_are_exactly_what_serde_json_makes_of_them() {
         "1e-400",
         "3.141592653589793238462643383279",
     ] {
-        let expected: Value = serde_json::from_str(number).unwrap();
+        let expected: Value = serde_json::from_str(number)?;
         let in_array = format!("[{number}]");
-        assert_eq!(value_of(&in_array), json!([expected]), "{number}");
-        let top_level = PartialJson::from_text(number).unwrap();
+        assert_eq!(value_of(&in_array)?, json!([expected]), "{number}");
+        let top_level = PartialJson::from_text(number)?;
         assert_eq!(top_level.value(), &expected, "{number}");
         assert!(top_level.is_complete(), "{number}");
     }
     // Variants matter, not only numeric equality.
-    assert!(value_of("[18446744073709551615]")[0].is_u64());
-    assert!(value_of("[-1]")[0].is_i64());
-    assert!(value_of("[1.0]")[0].is_f64());
+    assert!(value_of("[18446744073709551615]")?[0].is_u64());
+    assert!(value_of("[-1]")?[0].is_i64());
+    assert!(value_of("[1.0]")?[0].is_f64());
+    Ok(())
 }
 
 #[test]
-fn top_level_number_completes_and_may_grow() {
-    let mut parser = PartialJson::from_text("12").unwrap();
+fn top_level_number_completes_and_may_grow() -> TestResult {
+    let mut parser = PartialJson::from_text("12")?;
     assert!(parser.is_complete());
-    parser.push(".").unwrap();
+    parser.push(".")?;
     assert!(!parser.is_complete());
     assert_eq!(parser.value(), &json!(12));
-    parser.push("5").unwrap();
+    parser.push("5")?;
     assert!(parser.is_complete());
     assert_eq!(parser.value(), &json!(12.5));
-    parser.push(" \n").unwrap();
+    parser.push(" \n")?;
     assert!(parser.is_complete());
     assert_eq!(parser.push("3").unwrap_err().offset, 6);
+    Ok(())
 }
 
 #[test]
-fn malformed_numbers_are_errors() {
+fn malformed_numbers_are_errors() -> TestResult {
     for (text, offset) in [
         ("[01]", 2),
         ("[-]", 2),
@@ -257,17 +270,18 @@ fn malformed_numbers_are_errors() {
     }
     // Too large for f64 even before it ends, as more exponent digits only make it larger.
     assert_eq!(error_of("1e999").offset, 0);
-    let mut parser = PartialJson::from_text("[0, 1e30").unwrap();
+    let mut parser = PartialJson::from_text("[0, 1e30")?;
     assert_eq!(parser.push("9").unwrap_err().offset, 4);
     assert_eq!(parser.value(), &json!([0, 1e30]));
     // A negative exponent underflows to zero instead.
-    assert_eq!(value_of("[1e-999"), json!([0.0]));
+    assert_eq!(value_of("[1e-999")?, json!([0.0]));
+    Ok(())
 }
 
 #[test]
-fn literals_show_only_when_complete() {
+fn literals_show_only_when_complete() -> TestResult {
     assert_eq!(
-        shown_per_char(r#"{"a":true,"b":false,"c":null}"#),
+        shown_per_char(r#"{"a":true,"b":false,"c":null}"#)?,
         vec![
             json!({}),
             json!({"a": true}),
@@ -275,9 +289,9 @@ fn literals_show_only_when_complete() {
             json!({"a": true, "b": false, "c": null}),
         ]
     );
-    assert_eq!(value_of("[tr"), json!([]));
-    assert_eq!(value_of("[nul"), json!([]));
-    let top = PartialJson::from_text("false").unwrap();
+    assert_eq!(value_of("[tr")?, json!([]));
+    assert_eq!(value_of("[nul")?, json!([]));
+    let top = PartialJson::from_text("false")?;
     assert!(top.is_complete());
     assert_eq!(top.value(), &json!(false));
     for (text, offset) in [
@@ -289,12 +303,13 @@ fn literals_show_only_when_complete() {
     ] {
         assert_eq!(error_of(text).offset, offset, "{text:?}");
     }
+    Ok(())
 }
 
 #[test]
-fn nested_containers_show_as_soon_as_they_open() {
+fn nested_containers_show_as_soon_as_they_open() -> TestResult {
     assert_eq!(
-        shown_per_char(r#"{"a":[{"b":{"c":[[]]}},[]],"d":{}}"#),
+        shown_per_char(r#"{"a":[{"b":{"c":[[]]}},[]],"d":{}}"#)?,
         vec![
             json!({}),
             json!({"a": []}),
@@ -307,13 +322,14 @@ fn nested_containers_show_as_soon_as_they_open() {
         ]
     );
     // Closing a deep container and going on in its parent, within one push.
-    let mut parser = PartialJson::from_text(r#"{"x":[[[1]],"#).unwrap();
-    parser.push(r#""s"], "y": [[2], [3"#).unwrap();
+    let mut parser = PartialJson::from_text(r#"{"x":[[[1]],"#)?;
+    parser.push(r#""s"], "y": [[2], [3"#)?;
     assert_eq!(parser.value(), &json!({"x": [[[1]], "s"], "y": [[2], [3]]}));
+    Ok(())
 }
 
 #[test]
-fn members_wait_for_their_value_to_start() {
+fn members_wait_for_their_value_to_start() -> TestResult {
     for text in [
         r#"{"key"#,
         r#"{"key""#,
@@ -323,37 +339,37 @@ fn members_wait_for_their_value_to_start() {
         r#"{"key": -"#,
         r#"{"key": t"#,
     ] {
-        assert_eq!(value_of(text), json!({}), "{text:?}");
+        assert_eq!(value_of(text)?, json!({}), "{text:?}");
     }
-    assert_eq!(value_of(r#"{"key": ""#), json!({"key": ""}));
-    assert_eq!(value_of(r#"{"a":1,"b"#), json!({"a": 1}));
-    assert_eq!(value_of(r#"{"a":1,"b":["#), json!({"a": 1, "b": []}));
+    assert_eq!(value_of(r#"{"key": ""#)?, json!({"key": ""}));
+    assert_eq!(value_of(r#"{"a":1,"b"#)?, json!({"a": 1}));
+    assert_eq!(value_of(r#"{"a":1,"b":["#)?, json!({"a": 1, "b": []}));
+    Ok(())
 }
 
 #[test]
-fn repeated_keys_keep_the_last_value() {
+fn repeated_keys_keep_the_last_value() -> TestResult {
     let text = r#"{"a":1,"b":2,"a":"x"}"#;
-    let parsed = PartialJson::from_text(text).unwrap();
+    let parsed = PartialJson::from_text(text)?;
     assert_eq!(parsed.value(), &json!({"a": "x", "b": 2}));
-    assert_eq!(
-        parsed.value(),
-        &serde_json::from_str::<Value>(text).unwrap()
-    );
+    assert_eq!(parsed.value(), &serde_json::from_str::<Value>(text)?);
     // Until the repeated key's value starts, the earlier value stays shown.
-    assert_eq!(value_of(r#"{"a":1,"a":"#), json!({"a": 1}));
-    assert_eq!(value_of(r#"{"a":1,"a":"y"#), json!({"a": "y"}));
-    assert_eq!(value_of(r#"{"a":[1],"a":{"#), json!({"a": {}}));
+    assert_eq!(value_of(r#"{"a":1,"a":"#)?, json!({"a": 1}));
+    assert_eq!(value_of(r#"{"a":1,"a":"y"#)?, json!({"a": "y"}));
+    assert_eq!(value_of(r#"{"a":[1],"a":{"#)?, json!({"a": {}}));
+    Ok(())
 }
 
 #[test]
-fn whitespace_is_allowed_between_tokens_only() {
+fn whitespace_is_allowed_between_tokens_only() -> TestResult {
     let text = " \r\n\t{ \"a\" :\n[ 1 ,\t2 ] , \"b\" : { } }\n\n ";
-    let parser = PartialJson::from_text(text).unwrap();
+    let parser = PartialJson::from_text(text)?;
     assert!(parser.is_complete());
     assert_eq!(parser.value(), &json!({"a": [1, 2], "b": {}}));
     // Only JSON's four whitespace characters count.
     assert_eq!(error_of("\u{a0}{}").offset, 0);
     assert_eq!(error_of("{}\u{b}").offset, 2);
+    Ok(())
 }
 
 #[test]
@@ -387,8 +403,8 @@ fn structural_errors_report_the_offending_byte() {
 }
 
 #[test]
-fn an_error_poisons_the_parser_and_keeps_the_last_good_value() {
-    let mut parser = PartialJson::from_text(r#"{"a":[1,2],"b":"xy"#).unwrap();
+fn an_error_poisons_the_parser_and_keeps_the_last_good_value() -> TestResult {
+    let mut parser = PartialJson::from_text(r#"{"a":[1,2],"b":"xy"#)?;
     let error = parser.push(r#"z\q"#).unwrap_err();
     assert_eq!(error.offset, 20);
     // Text before the offending byte, even from the same push, is shown.
@@ -402,17 +418,15 @@ fn an_error_poisons_the_parser_and_keeps_the_last_good_value() {
     let mut parser = PartialJson::new();
     assert!(parser.push("[1,]").is_err());
     assert!(!parser.is_complete());
+    Ok(())
 }
 
 #[test]
-fn nesting_depth_is_limited_like_serde_json() {
+fn nesting_depth_is_limited_like_serde_json() -> TestResult {
     let deepest = format!("{}{}", "[".repeat(127), "]".repeat(127));
-    let parser = PartialJson::from_text(&deepest).unwrap();
+    let parser = PartialJson::from_text(&deepest)?;
     assert!(parser.is_complete());
-    assert_eq!(
-        parser.value(),
-        &serde_json::from_str::<Value>(&deepest).unwrap()
-    );
+    assert_eq!(parser.value(), &serde_json::from_str::<Value>(&deepest)?);
 
     let too_deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
     let error = error_of(&too_deep);
@@ -432,14 +446,15 @@ fn nesting_depth_is_limited_like_serde_json() {
     let results: Vec<_> = (0..128).map(|_| parser.push("{\"k\":")).collect();
     assert!(results[..127].iter().all(Result::is_ok));
     assert_eq!(results[127].as_ref().unwrap_err().offset, 127 * 5);
+    Ok(())
 }
 
 #[test]
-fn pieces_cut_anywhere_give_what_one_piece_gives() {
+fn pieces_cut_anywhere_give_what_one_piece_gives() -> TestResult {
     let text = r#" {"q": "Phở \"bò\" \u00e9\ud83c\udf5c", "n": [0, -1.5e-3, 18446744073709551615, true, null, {"k": []}], "ok": false} "#;
-    let whole = PartialJson::from_text(text).unwrap();
+    let whole = PartialJson::from_text(text)?;
     assert!(whole.is_complete());
-    assert_eq!(whole.value(), &serde_json::from_str::<Value>(text).unwrap());
+    assert_eq!(whole.value(), &serde_json::from_str::<Value>(text)?);
     let boundaries: Vec<usize> = (0..=text.len())
         .filter(|&i| text.is_char_boundary(i))
         .collect();
@@ -447,8 +462,8 @@ fn pieces_cut_anywhere_give_what_one_piece_gives() {
         for &second in boundaries.iter().filter(|&&b| b >= first) {
             let mut parser = PartialJson::new();
             for (start, end) in [(0, first), (first, second), (second, text.len())] {
-                parser.push(&text[start..end]).unwrap();
-                let one_piece = PartialJson::from_text(&text[..end]).unwrap();
+                parser.push(&text[start..end])?;
+                let one_piece = PartialJson::from_text(&text[..end])?;
                 assert_eq!(parser.value(), one_piece.value(), "cut {first}/{second}");
                 assert_eq!(parser.is_complete(), one_piece.is_complete());
             }
@@ -456,25 +471,29 @@ fn pieces_cut_anywhere_give_what_one_piece_gives() {
             assert_eq!(parser.raw(), text);
         }
     }
+    Ok(())
 }
 
 #[test]
-fn long_numbers_are_parsed_once_they_end() {
+fn long_numbers_are_parsed_once_they_end() -> TestResult {
     let digits = "9".repeat(LIVE_NUMBER_MAX_LEN + 10);
-    let mut parser = PartialJson::from_text("[").unwrap();
+    let mut parser = PartialJson::from_text("[")?;
     for digit in digits.chars() {
-        parser.push(digit.encode_utf8(&mut [0; 4])).unwrap();
+        parser.push(digit.encode_utf8(&mut [0; 4]))?;
     }
     let shown = parser.value().clone();
     assert_eq!(
         shown,
-        value_of(&format!("[{digits}")),
+        value_of(&format!("[{digits}"))?,
         "pieces do not matter"
     );
-    let shown = shown[0].as_f64().unwrap();
+    let shown = shown[0]
+        .as_f64()
+        .ok_or("the long number shows as a float")?;
     // 64 nines round to 1e64 exactly when serde_json parses with float_roundtrip.
     assert!(shown > 9e63 && shown <= 1e64, "{shown}");
-    parser.push("]").unwrap();
-    let expected: Value = serde_json::from_str(&format!("[{digits}]")).unwrap();
+    parser.push("]")?;
+    let expected: Value = serde_json::from_str(&format!("[{digits}]"))?;
     assert_eq!(parser.value(), &expected);
+    Ok(())
 }

@@ -158,6 +158,7 @@ async fn measure(label: &str, url: &str) {
         config: AgentConfig::default(),
         clock,
         upstreams: Default::default(),
+        catalogue: Default::default(),
     });
     // Warm up caches (validators, schemas, prepared statements, page cache).
     for _ in 0..5 {

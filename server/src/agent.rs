@@ -82,6 +82,8 @@ pub struct Agent {
     pub clock: Clock,
     /// Services some tools call.
     pub upstreams: tools::Upstreams,
+    /// The restaurants as this process last read them, for every run's tool calls.
+    pub catalogue: tools::restaurants::Catalogue,
 }
 
 /// Where a run's events go; a receiver that has gone does not stop the run.
@@ -435,6 +437,7 @@ impl<'a> Run<'a> {
             call_id: call_id.to_owned(),
             now: (self.agent.clock)(),
             upstreams: self.agent.upstreams.clone(),
+            catalogue: self.agent.catalogue.clone(),
             take: None,
         }
     }

@@ -101,6 +101,7 @@ impl AppState {
                 config,
                 clock,
                 upstreams: tools::Upstreams::default(),
+                catalogue: tools::restaurants::Catalogue::default(),
             },
             runs: {
                 // Like the rate limit, no limit here (tests run many replies as one

@@ -67,6 +67,7 @@ pub async fn check_edit(
         call_id: call_id.to_owned(),
         now,
         upstreams: agent.upstreams.clone(),
+        catalogue: agent.catalogue.clone(),
         take: None,
     };
     match tools::precheck(&input, &ctx).await {
@@ -111,6 +112,7 @@ pub async fn recheck_preview(
         call_id: pending.tool_call_id.clone(),
         now,
         upstreams: agent.upstreams.clone(),
+        catalogue: agent.catalogue.clone(),
         take: None,
     };
     let fresh = match tools::precheck(&input, &ctx).await {

@@ -17,7 +17,7 @@ pub async fn precheck(
     ctx: &ToolContext,
 ) -> Result<RestaurantRow, ExecError> {
     check(
-        restaurants::find(&ctx.reads, &input.restaurant_id).await?,
+        ctx.catalogue.find(&ctx.reads, &input.restaurant_id).await?,
         input,
     )
 }
@@ -320,6 +320,7 @@ mod tests {
                 .unwrap()
                 .with_timezone(&Utc),
             upstreams: Default::default(),
+            catalogue: Default::default(),
             take: None,
         };
         (ctx, guard)
@@ -353,6 +354,28 @@ mod tests {
             .await,
             1
         );
+    }
+
+    #[tokio::test]
+    async fn a_booking_reads_its_restaurant_afresh_not_the_catalogue_copy(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let (ctx, _guard) = context().await;
+        let shown = preview(&input(4), &ctx).await?;
+        assert!(matches!(shown.availability, Availability::Available { .. }));
+        // The form was shown from the process's copy; the restaurant then lost its seats.
+        sqlx::query("UPDATE restaurants SET seats_per_slot = 1 WHERE id = $1")
+            .bind(&shown.restaurant_id)
+            .execute(&ctx.db)
+            .await?;
+        match run(&input(4), &ctx).await {
+            Err(ExecError::Tool(error)) => {
+                assert_eq!(error.code, ErrorCode::ValidationError);
+                assert!(error.message.contains("at most 1"), "{}", error.message);
+            }
+            other => return Err(format!("expected the party to be refused, got {other:?}").into()),
+        }
+        assert_eq!(count(&ctx, "SELECT COUNT(*) FROM bookings").await, 0);
+        Ok(())
     }
 
     #[tokio::test]

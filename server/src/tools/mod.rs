@@ -37,6 +37,8 @@ pub struct ToolContext {
     pub now: DateTime<Utc>,
     /// Services outside the process that some tools call.
     pub upstreams: Upstreams,
+    /// The restaurants as this process last read them (shared by every call).
+    pub catalogue: restaurants::Catalogue,
     /// When the call runs on a person's approval: the take token of its pending row, which
     /// the effect's transaction deletes (see [`crate::store::take_pending`]).
     pub take: Option<String>,

@@ -308,6 +308,7 @@ mod tests {
                 .unwrap()
                 .with_timezone(&Utc),
             upstreams: Default::default(),
+            catalogue: Default::default(),
             take: None,
         };
         (ctx, guard)

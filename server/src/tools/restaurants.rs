@@ -201,8 +201,9 @@ impl RestaurantRow {
     }
 }
 
-/// The restaurant with this id, if any; through the pool, or inside a transaction (a
-/// booking reads it on the connection that holds the write lock).
+/// The restaurant with this id, if any, as the database has it now: inside a booking's
+/// transaction (on the connection that holds the write lock). Calls that decide nothing read
+/// [`Catalogue::find`] instead.
 pub async fn find<'c, E>(db: E, id: &str) -> Result<Option<RestaurantRow>, sqlx::Error>
 where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
@@ -306,7 +307,7 @@ pub async fn availability(
     input: &CheckAvailabilityInput,
     ctx: &ToolContext,
 ) -> Result<CheckAvailabilityOutput, ExecError> {
-    let Some(restaurant) = find(&ctx.reads, &input.restaurant_id).await? else {
+    let Some(restaurant) = ctx.catalogue.find(&ctx.reads, &input.restaurant_id).await? else {
         return Err(ExecError::invalid_at(
             "restaurantId",
             Rule::NoSuch {
@@ -445,14 +446,7 @@ pub async fn run(
         }
     }
 
-    let mut rows: Vec<SearchRow> = sqlx::query_as(concat!(
-        "SELECT ",
-        columns!(),
-        ", search_text, review FROM restaurants WHERE city = $1"
-    ))
-    .bind(city)
-    .fetch_all(&ctx.reads)
-    .await?;
+    let mut rows = ctx.catalogue.in_city(&ctx.reads, city).await?;
     if rows.is_empty() {
         return Ok(empty(format!(
             "Chưa có nhà hàng nào ở {city} trong danh mục."
@@ -548,6 +542,9 @@ impl super::Executor for shared::tools::CheckAvailability {
         availability(input, ctx).await
     }
 }
+
+mod catalogue;
+pub use catalogue::Catalogue;
 
 #[cfg(test)]
 mod tests;

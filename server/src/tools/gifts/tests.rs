@@ -28,6 +28,7 @@ async fn context() -> Fallible<(ToolContext, TestDatabase)> {
         call_id: "call".into(),
         now: "2026-11-29T12:00:00Z".parse::<DateTime<Utc>>()?,
         upstreams: Default::default(),
+        catalogue: Default::default(),
         take: None,
     };
     Ok((ctx, guard))

@@ -1,6 +1,6 @@
 //! Tests of `restaurants`.
 
-use std::collections::HashSet;
+use std::{collections::HashSet, time::Duration};
 
 use super::*;
 use crate::tools::city::CITIES;
@@ -17,6 +17,7 @@ async fn context(now: &str) -> (ToolContext, crate::db::test_db::TestDatabase) {
         call_id: "call".into(),
         now: at(now).with_timezone(&Utc),
         upstreams: Default::default(),
+        catalogue: Default::default(),
         take: None,
     };
     (ctx, guard)
@@ -710,4 +711,80 @@ async fn availability_outside_the_hours_or_for_an_unknown_place() {
         Err(ExecError::Tool(error)) => assert_eq!(error.issues[0].path, "restaurantId"),
         other => panic!("expected a validation error, got {other:?}"),
     }
+}
+
+// --- the catalogue as the process holds it ------------------------------------------
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+async fn rename(ctx: &ToolContext, id: &str, name: &str) -> TestResult {
+    sqlx::query("UPDATE restaurants SET name = $1 WHERE id = $2")
+        .bind(name)
+        .bind(id)
+        .execute(&ctx.db)
+        .await?;
+    Ok(())
+}
+
+fn name_of<'a>(output: &'a SearchRestaurantsOutput, id: &str) -> Option<&'a str> {
+    output
+        .restaurants
+        .iter()
+        .find(|r| r.id == id)
+        .map(|r| r.name.as_str())
+}
+
+#[tokio::test]
+async fn searches_read_the_catalogue_once_while_it_is_fresh() -> TestResult {
+    let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
+    let first = run(&search("Hà Nội"), &ctx).await?;
+    assert_eq!(
+        name_of(&first, "hn-cha-ca-thang-long"),
+        Some("Chả Cá Thăng Long")
+    );
+    rename(&ctx, "hn-cha-ca-thang-long", "Renamed").await?;
+    // Served from the copy read by the first search: no query for this one.
+    let second = run(&search("Hà Nội"), &ctx).await?;
+    assert_eq!(
+        name_of(&second, "hn-cha-ca-thang-long"),
+        Some("Chả Cá Thăng Long")
+    );
+    let shown = availability(&asking(2, "2026-12-01T19:00:00+07:00"), &ctx).await?;
+    assert_eq!(shown.restaurant_name, "Chả Cá Thăng Long");
+    // A copy past its time is read again.
+    let stale = ToolContext {
+        catalogue: Catalogue::fresh_for(Duration::ZERO),
+        ..ctx.clone()
+    };
+    run(&search("Hà Nội"), &stale).await?;
+    rename(&ctx, "hn-cha-ca-thang-long", "Renamed again").await?;
+    let reread = run(&search("Hà Nội"), &stale).await?;
+    assert_eq!(
+        name_of(&reread, "hn-cha-ca-thang-long"),
+        Some("Renamed again")
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_row_that_does_not_decode_leaves_the_rest_of_the_catalogue() -> TestResult {
+    let (ctx, _db) = context("2026-11-30T02:00:00Z").await;
+    // SQLite keeps what it is given; on PostgreSQL the column refuses it, so there is
+    // nothing to skip and the search is whole either way.
+    let _ =
+        sqlx::query("UPDATE restaurants SET price_level = 'cheap' WHERE id = 'hn-cha-ca-la-vong'")
+            .execute(&ctx.db)
+            .await;
+    let output = run(&search("Hà Nội"), &ctx).await?;
+    assert!(
+        ids(&output).contains(&"hn-cha-ca-thang-long"),
+        "{:?}",
+        ids(&output)
+    );
+    let kept = ctx
+        .catalogue
+        .find(&ctx.reads, "hn-cha-ca-thang-long")
+        .await?;
+    assert_eq!(kept.map(|r| r.name), Some("Chả Cá Thăng Long".to_owned()));
+    Ok(())
 }

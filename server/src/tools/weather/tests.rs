@@ -19,6 +19,7 @@ async fn context(now: &str) -> (ToolContext, crate::db::test_db::TestDatabase) {
             .unwrap()
             .with_timezone(&Utc),
         upstreams: Default::default(),
+        catalogue: Default::default(),
         take: None,
     };
     (ctx, guard)

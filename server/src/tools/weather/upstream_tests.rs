@@ -79,6 +79,7 @@ async fn context(service: WeatherService) -> (ToolContext, crate::db::test_db::T
         upstreams: Upstreams {
             weather: Some(service),
         },
+        catalogue: Default::default(),
         take: None,
     };
     (ctx, guard)

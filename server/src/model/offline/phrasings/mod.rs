@@ -205,6 +205,7 @@ async fn every_phrasing_makes_its_calls() -> Result<(), chrono::ParseError> {
         call_id: "call".into(),
         now: now.with_timezone(&Utc),
         upstreams: Default::default(),
+        catalogue: Default::default(),
         take: None,
     };
     let mut failures = Vec::new();

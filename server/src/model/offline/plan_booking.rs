@@ -653,9 +653,20 @@ impl Planner<'_> {
             .iter()
             .any(|issue| issue.path == "startsAt" && issue.rule == Rule::Missing);
         if code == "VALIDATION_ERROR" && time_missing && !party {
-            let day_known = self
-                .booking_request()
-                .is_some_and(|asked| asked.date(self.today()).is_some());
+            let asked = self.booking_request();
+            if let Some(written) = asked.as_ref().and_then(|asked| asked.impossible_time()) {
+                return match self.lang {
+                    Lang::Vi => format!(
+                        "Tôi chưa đặt bàn vì \"{written}\" không phải là một giờ trong ngày \
+                         (giờ từ 0:00 đến 23:59). Bạn muốn đặt lúc mấy giờ?"
+                    ),
+                    Lang::En => format!(
+                        "I haven't made the reservation yet: \"{written}\" isn't a time of day \
+                         (times go from 0:00 to 23:59). What time would you like the table for?"
+                    ),
+                };
+            }
+            let day_known = asked.is_some_and(|asked| asked.date(self.today()).is_some());
             return match (self.lang, day_known) {
                 (Lang::Vi, true) => {
                     "Tôi chưa đặt bàn vì còn thiếu giờ. Bạn muốn đặt lúc mấy giờ?".to_owned()

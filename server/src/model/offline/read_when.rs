@@ -29,6 +29,11 @@ impl Clock {
         }
     }
 
+    /// Whether a day has this time: hours 0–23, minutes 0–59 ("12pm" too).
+    fn possible(self) -> bool {
+        self.hour < 24 && self.minute < 60
+    }
+
     /// The time of day: "7 giờ tối" is 19:00, "1 giờ trưa" 13:00, "12 giờ đêm" midnight.
     fn time(self, part: Option<DayPart>) -> Option<NaiveTime> {
         let hour = self.hour;
@@ -75,6 +80,31 @@ impl Utterance {
         None
     }
 
+    /// A clock time written that no day has ("25h", "19:75", "26 giờ"), as written: the
+    /// person meant a time, so the answer says why it was not taken instead of asking for
+    /// a time as if none had been given. A bare number ("lúc 36") is not read as one: it
+    /// may be a street number.
+    pub(super) fn impossible_time(&self) -> Option<String> {
+        (0..self.tokens.len()).find_map(|index| {
+            let word = self.lower(index);
+            if let Some(clock) = clock_shape(word) {
+                return (!clock.possible()).then(|| word.to_owned());
+            }
+            let hour = digits(word)?;
+            let unit = self.folded(index + 1);
+            if !matches!(unit, "gio" | "h" | "g") {
+                return None;
+            }
+            let minute = digits(self.lower(index + 2));
+            let clock = Clock::new(hour, minute.unwrap_or(0));
+            let written = match minute {
+                Some(_) => [word, self.lower(index + 1), self.lower(index + 2)].join(" "),
+                None => [word, self.lower(index + 1)].join(" "),
+            };
+            (!clock.possible()).then_some(written)
+        })
+    }
+
     /// A time written from word `index` on.
     fn clock_at(&self, index: usize) -> Option<Clock> {
         let word = self.lower(index);
@@ -116,7 +146,7 @@ impl Utterance {
             }
         };
         clock.meridiem = meridiem(self.lower(end));
-        (clock.hour < 24 && clock.minute < 60).then_some(clock)
+        clock.possible().then_some(clock)
     }
 
     /// "half past 7", "quarter past 7", "quarter to 8".
@@ -160,6 +190,11 @@ impl Utterance {
 
 /// A time written as one word: "19:00", "7:30pm", "19h", "7h30", "19g30", "7pm".
 fn clock_token(token: &str) -> Option<Clock> {
+    clock_shape(token).filter(|clock| clock.possible())
+}
+
+/// A word written the way a time is, whether or not a day has it ("25h" is one).
+fn clock_shape(token: &str) -> Option<Clock> {
     let (body, meridiem) = if let Some(body) = token.strip_suffix("pm") {
         (body, Some(Meridiem::Pm))
     } else if let Some(body) = token.strip_suffix("am") {
@@ -183,7 +218,7 @@ fn clock_token(token: &str) -> Option<Clock> {
     } else {
         return None;
     };
-    (hour < 24 && minute < 60).then_some(Clock {
+    Some(Clock {
         hour,
         minute,
         meridiem,
@@ -270,6 +305,26 @@ mod tests {
             "2 ngày",
         ] {
             assert_eq!(time(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn times_no_day_has_are_kept_as_written() {
+        for (text, written) in [
+            ("Đặt bàn tối mai lúc 25h", "25h"),
+            ("lúc 19:75", "19:75"),
+            ("26 giờ tối", "26 giờ"),
+            ("luc 25 gio 30", "25 gio 30"),
+            ("at 24:00", "24:00"),
+            ("7h75", "7h75"),
+        ] {
+            let said = Utterance::new(text);
+            assert_eq!(said.impossible_time().as_deref(), Some(written), "{text}");
+            assert_eq!(said.time(), None, "{text}");
+        }
+        // Possible times, and numbers that are not written as times.
+        for text in ["lúc 19h", "23:59", "at 36 Hàng Bè", "cho 25 người", "lúc 7 giờ"] {
+            assert_eq!(Utterance::new(text).impossible_time(), None, "{text}");
         }
     }
 

@@ -836,6 +836,17 @@ fn a_missing_time_is_asked_for_with_the_day_already_said() {
             "Book a table at Chả Cá Thăng Long for 2 tomorrow evening",
             "I haven't made the reservation yet: what time would you like the table for?",
         ),
+        // A time no day has is said to be one, not asked for as if none were given.
+        (
+            "Đặt bàn ở Chả Cá Thăng Long cho 2 người tối mai lúc 25h",
+            "Tôi chưa đặt bàn vì \"25h\" không phải là một giờ trong ngày (giờ từ 0:00 đến \
+             23:59). Bạn muốn đặt lúc mấy giờ?",
+        ),
+        (
+            "Book a table at Chả Cá Thăng Long for 2 tomorrow at 19:75",
+            "I haven't made the reservation yet: \"19:75\" isn't a time of day (times go from \
+             0:00 to 23:59). What time would you like the table for?",
+        ),
     ] {
         let (history, _) = refused_booking(request);
         let turn = plan(history);

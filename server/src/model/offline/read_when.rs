@@ -323,7 +323,13 @@ mod tests {
             assert_eq!(said.time(), None, "{text}");
         }
         // Possible times, and numbers that are not written as times.
-        for text in ["lúc 19h", "23:59", "at 36 Hàng Bè", "cho 25 người", "lúc 7 giờ"] {
+        for text in [
+            "lúc 19h",
+            "23:59",
+            "at 36 Hàng Bè",
+            "cho 25 người",
+            "lúc 7 giờ",
+        ] {
             assert_eq!(Utterance::new(text).impossible_time(), None, "{text}");
         }
     }

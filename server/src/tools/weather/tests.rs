@@ -5,9 +5,15 @@ use shared::tools::ErrorCode;
 use super::*;
 use crate::tools::city::CITIES;
 
+/// A failure of the code under test ends the test with its message, not a panic at
+/// an `unwrap`.
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
 /// A context on a fresh test database (SQLite, or Postgres under
 /// `DATBAN_TEST_POSTGRES_URL`); keep the guard alive for the test.
-async fn context(now: &str) -> (ToolContext, crate::db::test_db::TestDatabase) {
+async fn context(
+    now: &str,
+) -> Result<(ToolContext, crate::db::test_db::TestDatabase), chrono::ParseError> {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
         reads: db.clone(),
@@ -15,14 +21,12 @@ async fn context(now: &str) -> (ToolContext, crate::db::test_db::TestDatabase) {
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),
         call_id: "call".into(),
-        now: DateTime::parse_from_rfc3339(now)
-            .unwrap()
-            .with_timezone(&Utc),
+        now: DateTime::parse_from_rfc3339(now)?.with_timezone(&Utc),
         upstreams: Default::default(),
         catalogue: Default::default(),
         take: None,
     };
-    (ctx, guard)
+    Ok((ctx, guard))
 }
 
 fn input(city: &str, days: u8) -> GetWeatherInput {
@@ -32,15 +36,15 @@ fn input(city: &str, days: u8) -> GetWeatherInput {
     }
 }
 
-fn date(s: &str) -> NaiveDate {
-    NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+fn date(s: &str) -> Result<NaiveDate, chrono::ParseError> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
 }
 
 #[tokio::test]
-async fn same_question_same_answer() {
-    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
-    let first = run(&input("Hà Nội", 7), &ctx).await.unwrap();
-    let second = run(&input("ha noi", 7), &ctx).await.unwrap();
+async fn same_question_same_answer() -> TestResult {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await?;
+    let first = run(&input("Hà Nội", 7), &ctx).await?;
+    let second = run(&input("ha noi", 7), &ctx).await?;
     assert_eq!(first, second);
     assert_eq!(first.city, "Hà Nội");
     // Not one constant day repeated: a hash that ignored the date would fail this.
@@ -50,46 +54,50 @@ async fn same_question_same_answer() {
         .map(|d| (d.temp_min_c, d.temp_max_c, d.precipitation_chance))
         .collect();
     assert!(distinct.len() > 1, "{first:?}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn returns_the_requested_number_of_consecutive_days() {
-    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+async fn returns_the_requested_number_of_consecutive_days() -> TestResult {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await?;
     for days in 1..=7 {
-        let output = run(&input("Đà Nẵng", days), &ctx).await.unwrap();
+        let output = run(&input("Đà Nẵng", days), &ctx).await?;
         assert_eq!(output.days.len(), usize::from(days));
         for (i, day) in output.days.iter().enumerate() {
-            let expected = date("2026-11-30")
+            let expected = date("2026-11-30")?
                 .checked_add_days(chrono::Days::new(i as u64))
-                .unwrap();
+                .ok_or("a date out of range")?;
             assert_eq!(day.date, expected);
         }
     }
-    let error = run(&input("Đà Nẵng", 8), &ctx).await.unwrap_err();
+    let error = run(&input("Đà Nẵng", 8), &ctx)
+        .await
+        .err()
+        .ok_or("a forecast of 8 days was given")?;
     assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
+    Ok(())
 }
 
 #[tokio::test]
-async fn days_start_at_the_local_date() {
+async fn days_start_at_the_local_date() -> TestResult {
     // 23:59 in Vietnam on the 29th.
-    let (before, _db) = context("2026-11-29T16:59:00Z").await;
-    let output = run(&input("Huế", 2), &before).await.unwrap();
-    assert_eq!(output.days[0].date, date("2026-11-29"));
-    assert_eq!(output.days[1].date, date("2026-11-30"));
+    let (before, _db) = context("2026-11-29T16:59:00Z").await?;
+    let output = run(&input("Huế", 2), &before).await?;
+    assert_eq!(output.days[0].date, date("2026-11-29")?);
+    assert_eq!(output.days[1].date, date("2026-11-30")?);
     // 00:01 in Vietnam on the 30th, although it is still the 29th in UTC.
     let after = ToolContext {
-        now: DateTime::parse_from_rfc3339("2026-11-29T17:01:00Z")
-            .unwrap()
-            .with_timezone(&Utc),
+        now: DateTime::parse_from_rfc3339("2026-11-29T17:01:00Z")?.with_timezone(&Utc),
         ..before
     };
-    let output = run(&input("Huế", 2), &after).await.unwrap();
-    assert_eq!(output.days[0].date, date("2026-11-30"));
-    assert_eq!(output.days[1].date, date("2026-12-01"));
+    let output = run(&input("Huế", 2), &after).await?;
+    assert_eq!(output.days[0].date, date("2026-11-30")?);
+    assert_eq!(output.days[1].date, date("2026-12-01")?);
+    Ok(())
 }
 
 #[tokio::test]
-async fn values_are_plausible_and_consistent() {
+async fn values_are_plausible_and_consistent() -> TestResult {
     let ranges: [(&str, i8, i8); 5] = [
         ("Hà Nội", 15, 23),
         ("TP. Hồ Chí Minh", 24, 32),
@@ -103,9 +111,9 @@ async fn values_are_plausible_and_consistent() {
         "2026-12-05T03:00:00Z",
         "2026-12-19T03:00:00Z",
     ] {
-        let (ctx, _db) = context(start).await;
+        let (ctx, _db) = context(start).await?;
         for (city, low, high) in ranges {
-            let output = run(&input(city, 7), &ctx).await.unwrap();
+            let output = run(&input(city, 7), &ctx).await?;
             assert_eq!(output.city, city);
             for day in &output.days {
                 assert!(low <= day.temp_min_c, "{city} {day:?}");
@@ -129,34 +137,37 @@ async fn values_are_plausible_and_consistent() {
     }
     // The hash spreads days over several kinds of sky.
     assert!(conditions.len() >= 3, "{conditions:?}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn every_city_has_a_forecast() {
-    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+async fn every_city_has_a_forecast() -> TestResult {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await?;
     for city in CITIES {
-        assert_eq!(run(&input(city, 1), &ctx).await.unwrap().city, city);
+        assert_eq!(run(&input(city, 1), &ctx).await?.city, city);
     }
     assert_eq!(
-        run(&input("saigon", 1), &ctx).await.unwrap().city,
+        run(&input("saigon", 1), &ctx).await?.city,
         "TP. Hồ Chí Minh"
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn fail_trigger_is_an_internal_error() {
-    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+async fn fail_trigger_is_an_internal_error() -> TestResult {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await?;
     match run(&input("#fail", 1), &ctx).await {
         Err(ExecError::Internal(message)) => {
             assert!(message.contains("connection refused"), "{message}")
         }
         other => panic!("expected an internal error, got {other:?}"),
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn unknown_city_is_a_validation_error() {
-    let (ctx, _db) = context("2026-11-30T03:00:00Z").await;
+async fn unknown_city_is_a_validation_error() -> TestResult {
+    let (ctx, _db) = context("2026-11-30T03:00:00Z").await?;
     match run(&input("Paris", 3), &ctx).await {
         Err(ExecError::Tool(error)) => {
             assert_eq!(error.code, ErrorCode::ValidationError);
@@ -169,4 +180,5 @@ async fn unknown_city_is_a_validation_error() {
         }
         other => panic!("expected a validation error, got {other:?}"),
     }
+    Ok(())
 }

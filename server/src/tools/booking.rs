@@ -30,11 +30,12 @@ pub async fn preview(
 ) -> Result<BookingPreview, ExecError> {
     let restaurant = precheck(input, ctx).await?;
     let starts_at = input.starts_at.with_timezone(&restaurant.offset()?);
-    let taken =
-        restaurants::seats_taken(&ctx.reads, &restaurant.id, &restaurants::utc_key(starts_at))
-            .await?;
-    let capacity = u32::try_from(restaurant.seats_per_slot.max(0)).unwrap_or(u32::MAX);
-    let seats_left = capacity.saturating_sub(taken);
+    let slot = restaurants::utc_key(starts_at);
+    let Some(seats) = restaurants::slot_seats(&ctx.reads, &restaurant.id, &slot).await? else {
+        // Gone since the catalogue was read: refused as an unknown id.
+        return Err(no_such_restaurant(input));
+    };
+    let seats_left = seats.capacity.saturating_sub(seats.taken);
     let availability = if seats_left >= u32::from(input.party_size) {
         Availability::Available { seats_left }
     } else {
@@ -51,22 +52,27 @@ pub async fn preview(
     })
 }
 
+/// `restaurantId` names no restaurant.
+fn no_such_restaurant(input: &CreateBookingInput) -> ExecError {
+    ExecError::invalid_at(
+        "restaurantId",
+        Rule::NoSuch {
+            entity: Entity::Restaurant,
+        },
+        format!(
+            "restaurantId: no restaurant has the id \"{}\"; use an id from searchRestaurants",
+            input.restaurant_id
+        ),
+    )
+}
+
 /// The rules of [`precheck`] on the restaurant as read (`None`: no such id).
 fn check(
     restaurant: Option<RestaurantRow>,
     input: &CreateBookingInput,
 ) -> Result<RestaurantRow, ExecError> {
     let Some(restaurant) = restaurant else {
-        return Err(ExecError::invalid_at(
-            "restaurantId",
-            Rule::NoSuch {
-                entity: Entity::Restaurant,
-            },
-            format!(
-                "restaurantId: no restaurant has the id \"{}\"; use an id from searchRestaurants",
-                input.restaurant_id
-            ),
-        ));
+        return Err(no_such_restaurant(input));
     };
     if !restaurant.is_open_for_seating(input.starts_at)? {
         let local = input.starts_at.with_timezone(&restaurant.offset()?);
@@ -367,6 +373,9 @@ mod tests {
             .bind(&shown.restaurant_id)
             .execute(&ctx.db)
             .await?;
+        // The form's room left is read now, with the capacity beside the seats taken.
+        let again = preview(&input(4), &ctx).await?;
+        assert_eq!(again.availability, Availability::Waitlist);
         match run(&input(4), &ctx).await {
             Err(ExecError::Tool(error)) => {
                 assert_eq!(error.code, ErrorCode::ValidationError);

@@ -218,23 +218,39 @@ where
     .await
 }
 
-/// Seats already taken by CONFIRMED bookings at exactly this start (UTC,
-/// 'YYYY-MM-DDTHH:MM:SSZ').
-pub async fn seats_taken(
+/// A start time's seats as the database has them now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotSeats {
+    /// Seats the restaurant offers for one start time.
+    pub capacity: u32,
+    /// Seats CONFIRMED bookings hold at exactly this start.
+    pub taken: u32,
+}
+
+/// The seats of restaurant `restaurant_id` at exactly this start (UTC,
+/// 'YYYY-MM-DDTHH:MM:SSZ'), both read now in one query: the catalogue copy may be older
+/// than an edit of the restaurant's capacity, and a confirmation form shows the room
+/// left. `None`: no such restaurant any more.
+pub async fn slot_seats(
     db: &Pool,
     restaurant_id: &str,
     starts_at_utc: &str,
-) -> Result<u32, sqlx::Error> {
+) -> Result<Option<SlotSeats>, sqlx::Error> {
     // CAST: SUM's type differs between backends (see booking::run); BIGINT reads as i64.
-    let taken: i64 = sqlx::query_scalar(
-        "SELECT CAST(COALESCE(SUM(party_size), 0) AS BIGINT) FROM bookings \
-         WHERE restaurant_id = $1 AND starts_at_utc = $2 AND status = 'confirmed'",
+    let found: Option<(i64, i64)> = sqlx::query_as(
+        "SELECT r.seats_per_slot, CAST(COALESCE((SELECT SUM(b.party_size) FROM bookings b \
+         WHERE b.restaurant_id = r.id AND b.starts_at_utc = $2 AND b.status = 'confirmed'), 0) \
+         AS BIGINT) FROM restaurants r WHERE r.id = $1",
     )
     .bind(restaurant_id)
     .bind(starts_at_utc)
-    .fetch_one(db)
+    .fetch_optional(db)
     .await?;
-    Ok(u32::try_from(taken.max(0)).unwrap_or(u32::MAX))
+    let count = |n: i64| u32::try_from(n.max(0)).unwrap_or(u32::MAX);
+    Ok(found.map(|(capacity, taken)| SlotSeats {
+        capacity: count(capacity),
+        taken: count(taken),
+    }))
 }
 
 /// Seats taken by confirmed bookings per start (UTC key) between two UTC keys inclusive.

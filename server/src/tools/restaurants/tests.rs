@@ -305,9 +305,24 @@ async fn seats_taken_counts_confirmed_bookings_only() -> TestResult {
     ] {
         book(&ctx.db, booking, restaurant, party, starts_at, status).await?;
     }
-    assert_eq!(seats_taken(&ctx.db, id, "2026-12-01T12:00:00Z").await?, 10);
-    assert_eq!(seats_taken(&ctx.db, id, "2026-12-01T12:30:00Z").await?, 3);
-    assert_eq!(seats_taken(&ctx.db, id, "2026-12-01T13:00:00Z").await?, 0);
+    let taken = |utc: &'static str| {
+        let db = ctx.db.clone();
+        async move { slot_seats(&db, id, utc).await.map(|s| s.map(|s| s.taken)) }
+    };
+    assert_eq!(taken("2026-12-01T12:00:00Z").await?, Some(10));
+    assert_eq!(taken("2026-12-01T12:30:00Z").await?, Some(3));
+    assert_eq!(taken("2026-12-01T13:00:00Z").await?, Some(0));
+    let capacity = find(&ctx.db, id).await?.map(|r| r.seats());
+    assert_eq!(
+        slot_seats(&ctx.db, id, "2026-12-01T12:00:00Z")
+            .await?
+            .map(|s| s.capacity),
+        capacity
+    );
+    assert_eq!(
+        slot_seats(&ctx.db, "no-such-place", "2026-12-01T12:00:00Z").await?,
+        None
+    );
     Ok(())
 }
 

@@ -395,11 +395,15 @@ impl Planner<'_> {
     fn merge(&self, base: BookingArgs) -> Option<BookingArgs> {
         let said = &self.details;
         let mut details = self.booking_details(said);
+        if details.party_size.is_none() {
+            // "2 more", "add one": a count with no unit, beside the word that changes it.
+            details.party_size = said.party_change();
+        }
         // "thêm 1 người nữa", "2 more people": the party grows (or shrinks) by that many.
         if let (Some(by), Some(base)) = (details.party_size, base.party_size) {
             if said.has("thêm|more|extra|add|plus|them") {
                 details.party_size = base.checked_add(by);
-            } else if said.has("bớt|fewer|less|bot") {
+            } else if said.has("bớt|fewer|less|minus|bot") {
                 details.party_size = base.checked_sub(by).filter(|n| *n > 0);
             }
         }

@@ -209,12 +209,25 @@ impl Utterance {
         })
     }
 
+    /// A count that changes the party rather than states it: "2 more", "thêm 2", "bớt 1",
+    /// "add one". `None` when no count stands beside such a word.
+    pub(super) fn party_change(&self) -> Option<u16> {
+        const BESIDE: &str = "more|extra|fewer|less|add|plus|minus|thêm|them|bớt|bot";
+        (0..self.tokens.len()).find_map(|index| {
+            let (count, length) = self.number_at(index)?;
+            let before = index.checked_sub(1).map_or("", |i| self.lower(i));
+            let after = self.lower(index + length);
+            (is_one_of(BESIDE, before) || is_one_of(BESIDE, after)).then_some(count.into())
+        })
+    }
+
     /// How many people the table is for. Counts past what a booking takes ("500 people")
     /// are read all the same: the tools refuse them with their limit, where a count left
     /// out would be asked for again as if never said.
     pub(super) fn party_size(&self) -> Option<u16> {
         const UNITS: &str =
             "người|nguoi|ng|khách|khach|people|persons|person|guests|guest|pax|adults|adult";
+        const CHANGES: &str = "more|extra|fewer|less";
         // "for 7 pm", "cho 3 ngày" and "for 3 days" are not parties.
         const NOT_A_PARTY: &str = "pm|am|h|g|giờ|gio|o'clock|days|day|nights|night|hours|hour|\
                                    ngày|ngay|đêm|dem|tiếng|tieng|minutes|min|phút|phut|rưỡi|ruoi|\
@@ -229,8 +242,10 @@ impl Utterance {
             let Some((count, length)) = number else {
                 continue;
             };
-            let unit = self.lower(index + length);
-            let of_us = unit == "of" && self.lower(index + length + 1) == "us";
+            // "2 more people", "one extra guest": the count of a change to the party.
+            let change = usize::from(is_one_of(CHANGES, self.lower(index + length)));
+            let unit = self.lower(index + length + change);
+            let of_us = unit == "of" && self.lower(index + length + change + 1) == "us";
             if is_one_of(UNITS, unit) || of_us {
                 return Some(count);
             }

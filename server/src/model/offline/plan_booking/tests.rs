@@ -774,6 +774,31 @@ fn a_change_instead_of_a_decision_proposes_the_booking_again_with_it() {
             json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 3,
                    "startsAt": "2026-11-30T19:00:00+07:00"}),
         ),
+        // A change of the party written without "người" or with "more" before the unit.
+        (
+            &moved_on,
+            "actually 2 more people",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+                   "startsAt": "2026-11-30T19:00:00+07:00"}),
+        ),
+        (
+            &moved_on,
+            "2 more",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 4,
+                   "startsAt": "2026-11-30T19:00:00+07:00"}),
+        ),
+        (
+            &moved_on,
+            "add one more person",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 3,
+                   "startsAt": "2026-11-30T19:00:00+07:00"}),
+        ),
+        (
+            &moved_on,
+            "bớt 1",
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 1,
+                   "startsAt": "2026-11-30T19:00:00+07:00"}),
+        ),
         (
             &declined(),
             "make it 4 people at 7:30pm",

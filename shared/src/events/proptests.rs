@@ -199,6 +199,11 @@ const STATES: [&str; 7] = [
     "output-denied",
 ];
 
+/// A JSON failure as a failed case that says at which step it happened.
+fn failed(step: &'static str) -> impl Fn(serde_json::Error) -> TestCaseError {
+    move |error| TestCaseError::fail(format!("{step}: {error}"))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
@@ -219,11 +224,11 @@ proptest! {
         let mut texts: HashMap<String, String> = HashMap::new();
         let mut status: Option<RunStatus> = None;
         for event in &events {
-            let json = serde_json::to_string(event).unwrap();
-            let back: AgentEvent = serde_json::from_str(&json).unwrap();
+            let json = serde_json::to_string(event).map_err(failed("event to JSON"))?;
+            let back: AgentEvent = serde_json::from_str(&json).map_err(failed("event from JSON"))?;
             prop_assert_eq!(&back, event, "event round trip");
             // The browser's reader of events agrees with the derived one.
-            let value = serde_json::to_value(event).unwrap();
+            let value = serde_json::to_value(event).map_err(failed("event to a JSON value"))?;
             prop_assert_eq!(&event_from_value(value), &Ok(event.clone()));
 
             let before = tool_states(&message);
@@ -281,7 +286,7 @@ proptest! {
                     if let ToolPart::Unknown(_) = tool.as_ref() {
                         prop_assert!(matches!(state, "input-streaming" | "output-error"));
                     } else {
-                        let json = serde_json::to_value(tool.as_ref()).unwrap();
+                        let json = serde_json::to_value(tool.as_ref()).map_err(failed("tool part to JSON"))?;
                         prop_assert_eq!(json["state"].as_str(), Some(state));
                         for field in required_fields(state) {
                             prop_assert!(json.get(*field).is_some(), "{} without {}: {}", state, field, json);
@@ -310,8 +315,8 @@ proptest! {
                 }
             }
         }
-        let json = serde_json::to_string(&message).unwrap();
-        let back: Message = serde_json::from_str(&json).unwrap();
+        let json = serde_json::to_string(&message).map_err(failed("message to JSON"))?;
+        let back: Message = serde_json::from_str(&json).map_err(failed("message from JSON"))?;
         prop_assert_eq!(&back, &message);
         // Told again as events (what a client reconnecting to a resumed reply gets
         // first), the message comes back part for part.
@@ -335,7 +340,7 @@ proptest! {
         }
         // The browser's reader of parts agrees with the derived one the server uses.
         for part in &message.parts {
-            let json = serde_json::to_value(part).unwrap();
+            let json = serde_json::to_value(part).map_err(failed("part to JSON"))?;
             prop_assert_eq!(crate::message::part_from_value(json), Ok(part.clone()));
         }
     }

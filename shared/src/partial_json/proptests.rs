@@ -55,10 +55,11 @@ fn arb_value() -> impl Strategy<Value = Value> {
 /// A value and its compact or pretty serialisation.
 fn arb_document() -> impl Strategy<Value = (Value, String)> {
     (arb_value(), any::<bool>()).prop_map(|(value, pretty)| {
+        // Value's Display is serde_json's writer (pretty with `#`), and cannot fail.
         let text = if pretty {
-            serde_json::to_string_pretty(&value).unwrap()
+            format!("{value:#}")
         } else {
-            serde_json::to_string(&value).unwrap()
+            value.to_string()
         };
         (value, text)
     })
@@ -146,7 +147,8 @@ proptest! {
         }
         prop_assert!(parser.is_complete());
         prop_assert_eq!(parser.value(), &original);
-        let reference: Value = serde_json::from_str(&text).unwrap();
+        let reference: Value = serde_json::from_str(&text)
+            .map_err(|e| TestCaseError::fail(format!("serde_json cannot read {text:?}: {e}")))?;
         prop_assert_eq!(parser.value(), &reference);
         prop_assert_eq!(parser.raw(), text.as_str());
     }
@@ -164,7 +166,10 @@ proptest! {
     fn prefixes_show_only_what_the_final_value_has((original, text) in arb_document()) {
         for end in char_boundaries(&text) {
             let prefix = &text[..end];
-            let shown = PartialJson::from_text(prefix).unwrap().value().clone();
+            let shown = PartialJson::from_text(prefix)
+                .map_err(|e| TestCaseError::fail(format!("{prefix:?} refused: {e}")))?
+                .value()
+                .clone();
             prop_assert!(
                 only_shows_what_arrives(&shown, &original),
                 "{:?} shows {} but the value is {}", prefix, shown, original
@@ -180,9 +185,12 @@ proptest! {
         let mut parser = PartialJson::new();
         let mut received = String::new();
         for piece in cut(&text, &sizes) {
-            parser.push(&piece).unwrap();
+            parser
+                .push(&piece)
+                .map_err(|e| TestCaseError::fail(format!("{piece:?} refused after {received:?}: {e}")))?;
             received.push_str(&piece);
-            let one_push = PartialJson::from_text(&received).unwrap();
+            let one_push = PartialJson::from_text(&received)
+                .map_err(|e| TestCaseError::fail(format!("{received:?} refused in one push: {e}")))?;
             prop_assert_eq!(parser.value(), one_push.value(), "after {:?}", received);
             prop_assert_eq!(parser.is_complete(), one_push.is_complete());
         }
@@ -214,7 +222,9 @@ proptest! {
         let ours = PartialJson::from_text(&damaged);
         match serde_json::from_str::<Value>(&damaged) {
             Ok(reference) => {
-                let ours = ours.unwrap();
+                let ours = ours.map_err(|e| {
+                    TestCaseError::fail(format!("{damaged:?} refused but serde_json reads it: {e}"))
+                })?;
                 prop_assert!(ours.is_complete(), "{:?}", damaged);
                 prop_assert_eq!(ours.value(), &reference);
             }

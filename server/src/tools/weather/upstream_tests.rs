@@ -3,7 +3,7 @@
 use std::{
     collections::HashMap,
     net::SocketAddr,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
 use axum::{extract::Query, http::StatusCode, routing::get, Json, Router};
@@ -12,22 +12,57 @@ use serde_json::{json, Value};
 use super::*;
 use crate::tools::Upstreams;
 
+/// A failure of the code under test ends the test with its message, not a panic at
+/// an `unwrap`.
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
 /// Queries the fake received.
 type Seen = Arc<Mutex<Vec<HashMap<String, String>>>>;
 
+/// The queries seen so far; a panic elsewhere while holding the lock leaves plain data
+/// that is still usable.
+fn queries(seen: &Seen) -> MutexGuard<'_, Vec<HashMap<String, String>>> {
+    seen.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Serves `router` on 127.0.0.1 on a free port; the server stops with the test's runtime.
-async fn serve(router: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+async fn serve(router: Router) -> std::io::Result<SocketAddr> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
     tokio::spawn(async move {
-        axum::serve(listener, router).await.unwrap();
+        // The test only sees its requests fail; this says why.
+        if let Err(error) = axum::serve(listener, router).await {
+            eprintln!("the fake weather service stopped: {error}");
+        }
     });
-    addr
+    Ok(addr)
+}
+
+/// The fake's forecast for `query`: every day asked for, from the fixed values.
+fn forecast(query: &HashMap<String, String>) -> Result<Value, Box<dyn std::error::Error>> {
+    let start = query.get("start").ok_or("no start in the query")?;
+    let start = NaiveDate::parse_from_str(start, "%Y-%m-%d")?;
+    let days: u64 = query.get("days").ok_or("no days in the query")?.parse()?;
+    let days = (0..days)
+        .map(|i| {
+            let date = start
+                .checked_add_days(chrono::Days::new(i))
+                .ok_or("a date out of range")?;
+            Ok(json!({
+                "date": date,
+                "condition": "storm",
+                "minC": -5,
+                "maxC": 40,
+                "rainChance": 77,
+            }))
+        })
+        .collect::<Result<Vec<Value>, Box<dyn std::error::Error>>>()?;
+    Ok(json!({ "days": days }))
 }
 
 /// A fake that answers each request with a forecast of what was asked, from fixed
 /// values nothing in the climate tables produces (−5…40 °C, 77 %).
-async fn forecasting_fake() -> (SocketAddr, Seen) {
+async fn forecasting_fake() -> std::io::Result<(SocketAddr, Seen)> {
     let seen: Seen = Arc::default();
     let recorded = seen.clone();
     let router = Router::new().route(
@@ -35,36 +70,27 @@ async fn forecasting_fake() -> (SocketAddr, Seen) {
         get(move |Query(query): Query<HashMap<String, String>>| {
             let recorded = recorded.clone();
             async move {
-                recorded.lock().unwrap().push(query.clone());
-                let start = NaiveDate::parse_from_str(&query["start"], "%Y-%m-%d").unwrap();
-                let days: u64 = query["days"].parse().unwrap();
-                let days: Vec<Value> = (0..days)
-                    .map(|i| {
-                        json!({
-                            "date": start.checked_add_days(chrono::Days::new(i)).unwrap(),
-                            "condition": "storm",
-                            "minC": -5,
-                            "maxC": 40,
-                            "rainChance": 77,
-                        })
-                    })
-                    .collect();
-                Json(json!({ "days": days }))
+                queries(&recorded).push(query.clone());
+                forecast(&query)
+                    .map(Json)
+                    .map_err(|error| (StatusCode::BAD_REQUEST, error.to_string()))
             }
         }),
     );
-    (serve(router).await, seen)
+    Ok((serve(router).await?, seen))
 }
 
-async fn fake_answering(status: StatusCode, body: &'static str) -> SocketAddr {
+async fn fake_answering(status: StatusCode, body: &'static str) -> std::io::Result<SocketAddr> {
     serve(Router::new().route("/forecast", get(move || async move { (status, body) }))).await
 }
 
-fn service(addr: SocketAddr, timeout: Duration) -> WeatherService {
-    WeatherService::new(format!("http://{addr}"), timeout).unwrap()
+fn service(addr: SocketAddr, timeout: Duration) -> Result<WeatherService, WeatherServiceError> {
+    WeatherService::new(format!("http://{addr}"), timeout)
 }
 
-async fn context(service: WeatherService) -> (ToolContext, crate::db::test_db::TestDatabase) {
+async fn context(
+    service: WeatherService,
+) -> Result<(ToolContext, crate::db::test_db::TestDatabase), chrono::ParseError> {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
         reads: db.clone(),
@@ -73,16 +99,14 @@ async fn context(service: WeatherService) -> (ToolContext, crate::db::test_db::T
         conversation_id: "conversation".into(),
         call_id: "call".into(),
         // 10:00 on 30 November in Việt Nam.
-        now: DateTime::parse_from_rfc3339("2026-11-30T03:00:00Z")
-            .unwrap()
-            .with_timezone(&Utc),
+        now: DateTime::parse_from_rfc3339("2026-11-30T03:00:00Z")?.with_timezone(&Utc),
         upstreams: Upstreams {
             weather: Some(service),
         },
         catalogue: Default::default(),
         take: None,
     };
-    (ctx, guard)
+    Ok((ctx, guard))
 }
 
 fn input(city: &str, days: u8) -> GetWeatherInput {
@@ -94,8 +118,8 @@ fn input(city: &str, days: u8) -> GetWeatherInput {
 
 /// Runs getWeather against the service and expects a retryable `code`, whose message
 /// says nothing about where the service is.
-async fn expect_error(service: WeatherService, addr: SocketAddr, code: ErrorCode) {
-    let (ctx, _db) = context(service).await;
+async fn expect_error(service: WeatherService, addr: SocketAddr, code: ErrorCode) -> TestResult {
+    let (ctx, _db) = context(service).await?;
     match run(&input("Hà Nội", 2), &ctx).await {
         Err(ExecError::Tool(error)) => {
             assert_eq!(error.code, code, "{error:?}");
@@ -117,47 +141,48 @@ async fn expect_error(service: WeatherService, addr: SocketAddr, code: ErrorCode
         }
         other => panic!("expected {code:?}, got {other:?}"),
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_configured_service_is_used() {
-    let (addr, seen) = forecasting_fake().await;
-    let (ctx, _db) = context(service(addr, Duration::from_secs(5))).await;
-    let output = run(&input("ha noi", 3), &ctx).await.unwrap();
+async fn a_configured_service_is_used() -> TestResult {
+    let (addr, seen) = forecasting_fake().await?;
+    let (ctx, _db) = context(service(addr, Duration::from_secs(5))?).await?;
+    let output = run(&input("ha noi", 3), &ctx).await?;
     assert_eq!(output.city, "Hà Nội");
     assert_eq!(output.days.len(), 3);
     for (i, day) in output.days.iter().enumerate() {
         let expected = NaiveDate::from_ymd_opt(2026, 11, 30)
-            .unwrap()
+            .ok_or("a date out of range")?
             .checked_add_days(chrono::Days::new(i as u64))
-            .unwrap();
+            .ok_or("a date out of range")?;
         assert_eq!(day.date, expected);
         assert_eq!(day.condition, WeatherCondition::Storm);
         assert_eq!((day.temp_min_c, day.temp_max_c), (-5, 40));
         assert_eq!(day.precipitation_chance, 77);
     }
-    let seen = seen.lock().unwrap().clone();
+    let seen = queries(&seen).clone();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0]["city"], "Hà Nội", "the canonical name is sent");
     assert_eq!(seen[0]["days"], "3");
     assert_eq!(seen[0]["start"], "2026-11-30");
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_base_url_with_a_path_keeps_it() {
-    let (addr, seen) = forecasting_fake().await;
+async fn a_base_url_with_a_path_keeps_it() -> TestResult {
+    let (addr, seen) = forecasting_fake().await?;
     // The fake serves /forecast only: a base of "/" (with or without slash) reaches it.
     for base in [format!("http://{addr}/"), format!("http://{addr}")] {
-        let service = WeatherService::new(base, Duration::from_secs(5)).unwrap();
-        let (ctx, _db) = context(service).await;
-        run(&input("Huế", 1), &ctx).await.unwrap();
+        let service = WeatherService::new(base, Duration::from_secs(5))?;
+        let (ctx, _db) = context(service).await?;
+        run(&input("Huế", 1), &ctx).await?;
     }
-    assert_eq!(seen.lock().unwrap().len(), 2);
+    assert_eq!(queries(&seen).len(), 2);
     let nested = WeatherService::new(
         "http://example.invalid/api/v1/".into(),
         Duration::from_secs(1),
-    )
-    .unwrap();
+    )?;
     assert_eq!(
         nested.forecast_url.as_str(),
         "http://example.invalid/api/v1/forecast"
@@ -173,38 +198,40 @@ async fn a_base_url_with_a_path_keeps_it() {
             "{bad} accepted"
         );
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_503_is_unavailable() {
-    let addr = fake_answering(StatusCode::SERVICE_UNAVAILABLE, "maintenance").await;
-    let service = service(addr, Duration::from_secs(5));
-    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+async fn a_503_is_unavailable() -> TestResult {
+    let addr = fake_answering(StatusCode::SERVICE_UNAVAILABLE, "maintenance").await?;
+    let service = service(addr, Duration::from_secs(5))?;
+    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await
 }
 
 #[tokio::test]
-async fn a_429_is_unavailable() {
-    let addr = fake_answering(StatusCode::TOO_MANY_REQUESTS, "slow down").await;
-    let service = service(addr, Duration::from_secs(5));
-    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+async fn a_429_is_unavailable() -> TestResult {
+    let addr = fake_answering(StatusCode::TOO_MANY_REQUESTS, "slow down").await?;
+    let service = service(addr, Duration::from_secs(5))?;
+    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await
 }
 
 #[tokio::test]
-async fn a_malformed_body_is_unavailable() {
+async fn a_malformed_body_is_unavailable() -> TestResult {
     for body in [
         "not json",
         r#"{"days":[{"date":"2026-11-30","condition":"hail","minC":1,"maxC":2,"rainChance":3}]}"#,
         // One day short of the two asked for.
         r#"{"days":[{"date":"2026-11-30","condition":"rain","minC":1,"maxC":2,"rainChance":3}]}"#,
     ] {
-        let addr = fake_answering(StatusCode::OK, body).await;
-        let service = service(addr, Duration::from_secs(5));
-        expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+        let addr = fake_answering(StatusCode::OK, body).await?;
+        let service = service(addr, Duration::from_secs(5))?;
+        expect_error(service, addr, ErrorCode::UpstreamUnavailable).await?;
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_slow_service_times_out() {
+async fn a_slow_service_times_out() -> TestResult {
     let router = Router::new().route(
         "/forecast",
         get(|| async {
@@ -212,37 +239,46 @@ async fn a_slow_service_times_out() {
             "too late"
         }),
     );
-    let addr = serve(router).await;
+    let addr = serve(router).await?;
     let started = std::time::Instant::now();
-    let service = service(addr, Duration::from_millis(200));
-    expect_error(service, addr, ErrorCode::UpstreamTimeout).await;
+    let service = service(addr, Duration::from_millis(200))?;
+    expect_error(service, addr, ErrorCode::UpstreamTimeout).await?;
     assert!(
         started.elapsed() < Duration::from_secs(4),
         "the timeout was not applied"
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn nothing_listening_is_unavailable() {
+async fn nothing_listening_is_unavailable() -> TestResult {
     // A port bound but never listening: connections to it are refused, and since it
     // stays bound no other test's fake can take it meanwhile (a released port could be
     // handed to one, which would then answer this test's request).
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let addr = socket.local_addr().unwrap();
-    let service = service(addr, Duration::from_secs(5));
-    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await;
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind("127.0.0.1:0".parse()?)?;
+    let addr = socket.local_addr()?;
+    let service = service(addr, Duration::from_secs(5))?;
+    expect_error(service, addr, ErrorCode::UpstreamUnavailable).await?;
     drop(socket);
+    Ok(())
 }
 
 #[tokio::test]
-async fn validation_still_comes_first() {
+async fn validation_still_comes_first() -> TestResult {
     // Never asked: an unknown city or a bad day count is the model's to fix.
-    let (addr, seen) = forecasting_fake().await;
-    let (ctx, _db) = context(service(addr, Duration::from_secs(5))).await;
-    let error = run(&input("Paris", 1), &ctx).await.unwrap_err();
+    let (addr, seen) = forecasting_fake().await?;
+    let (ctx, _db) = context(service(addr, Duration::from_secs(5))?).await?;
+    let error = run(&input("Paris", 1), &ctx)
+        .await
+        .err()
+        .ok_or("a forecast for an unknown city was given")?;
     assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
-    let error = run(&input("Huế", 8), &ctx).await.unwrap_err();
+    let error = run(&input("Huế", 8), &ctx)
+        .await
+        .err()
+        .ok_or("a forecast of 8 days was given")?;
     assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
-    assert!(seen.lock().unwrap().is_empty());
+    assert!(queries(&seen).is_empty());
+    Ok(())
 }

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, FixedOffset, SecondsFormat};
 use shared::preview::{Availability, BookingPreview};
-use shared::tools::{BookingStatus, CreateBookingInput, CreateBookingOutput, Entity, Rule};
+use shared::tools::{BookingStatus, CreateBookingInput, CreateBookingOutput, Rule};
 
 use super::{
     restaurants::{self, RestaurantRow},
@@ -33,7 +33,7 @@ pub async fn preview(
     let slot = restaurants::utc_key(starts_at);
     let Some(seats) = restaurants::slot_seats(&ctx.reads, &restaurant.id, &slot).await? else {
         // Gone since the catalogue was read: refused as an unknown id.
-        return Err(no_such_restaurant(input));
+        return Err(restaurants::unknown(&input.restaurant_id));
     };
     let seats_left = seats.capacity.saturating_sub(seats.taken);
     let availability = if seats_left >= u32::from(input.party_size) {
@@ -52,27 +52,13 @@ pub async fn preview(
     })
 }
 
-/// `restaurantId` names no restaurant.
-fn no_such_restaurant(input: &CreateBookingInput) -> ExecError {
-    ExecError::invalid_at(
-        "restaurantId",
-        Rule::NoSuch {
-            entity: Entity::Restaurant,
-        },
-        format!(
-            "restaurantId: no restaurant has the id \"{}\"; use an id from searchRestaurants",
-            input.restaurant_id
-        ),
-    )
-}
-
 /// The rules of [`precheck`] on the restaurant as read (`None`: no such id).
 fn check(
     restaurant: Option<RestaurantRow>,
     input: &CreateBookingInput,
 ) -> Result<RestaurantRow, ExecError> {
     let Some(restaurant) = restaurant else {
-        return Err(no_such_restaurant(input));
+        return Err(restaurants::unknown(&input.restaurant_id));
     };
     if !restaurant.is_open_for_seating(input.starts_at)? {
         let local = input.starts_at.with_timezone(&restaurant.offset()?);

@@ -316,6 +316,20 @@ async fn free_slots(
         .collect())
 }
 
+/// The refusal of a `restaurantId` that names no restaurant.
+pub(super) fn unknown(restaurant_id: &str) -> ExecError {
+    ExecError::invalid_at(
+        "restaurantId",
+        Rule::NoSuch {
+            entity: Entity::Restaurant,
+        },
+        format!(
+            "restaurantId: no restaurant has the id \"{restaurant_id}\"; use an id from \
+             searchRestaurants"
+        ),
+    )
+}
+
 /// `checkAvailability`: the time asked for at one restaurant, and the nearest other times
 /// that day with room for the party. Read-only; a time that is not a seating time (outside
 /// the hours, off the half hour) is answered, not refused, so the model can offer others.
@@ -324,16 +338,7 @@ pub async fn availability(
     ctx: &ToolContext,
 ) -> Result<CheckAvailabilityOutput, ExecError> {
     let Some(restaurant) = ctx.catalogue.find(&ctx.reads, &input.restaurant_id).await? else {
-        return Err(ExecError::invalid_at(
-            "restaurantId",
-            Rule::NoSuch {
-                entity: Entity::Restaurant,
-            },
-            format!(
-                "restaurantId: no restaurant has the id \"{}\"; use an id from searchRestaurants",
-                input.restaurant_id
-            ),
-        ));
+        return Err(unknown(&input.restaurant_id));
     };
     let starts_at = input.starts_at.with_timezone(&restaurant.offset()?);
     let party = u32::from(input.party_size);

@@ -16,6 +16,10 @@ use server::{
     AppState,
 };
 
+/// What a test returns: a failed request or an unreadable answer ends it with its error,
+/// where an `unwrap()` would panic without saying which step it was.
+pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+
 /// 10:00 in Việt Nam on 29 November 2026.
 pub fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 29, 3, 0, 0).unwrap()

@@ -5,7 +5,7 @@ use crate::support;
 
 use serde_json::{json, Value};
 use server::agent::AgentConfig;
-use support::{read_reply, spawn_app, spawn_app_on, spawn_app_with, Reply, TestApp};
+use support::{read_reply, spawn_app, spawn_app_on, spawn_app_with, Reply, TestApp, TestResult};
 
 const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
 const BOOK_NO_SIZE: &str = "Đặt bàn ở Chả Cá Thăng Long tối mai lúc 19:00";
@@ -31,7 +31,7 @@ fn assert_well_formed(reply: &Reply) {
 }
 
 /// Search, then ask for a booking that the person must confirm.
-async fn pending_booking(app: &TestApp) -> (String, String) {
+async fn pending_booking(app: &TestApp) -> Result<(String, String), Box<dyn std::error::Error>> {
     let search = app.chat(None, SEARCH).await;
     assert_well_formed(&search);
     assert_eq!(
@@ -39,7 +39,7 @@ async fn pending_booking(app: &TestApp) -> (String, String) {
         json!({"city": "Hà Nội", "cuisine": "chả cá"})
     );
     let found = search.of_type("tool-output-available")[0]["output"]["restaurants"].clone();
-    let found = found.as_array().unwrap();
+    let found = found.as_array().ok_or("the search's restaurants")?;
     assert!(
         found.iter().any(|r| r["id"] == "hn-cha-ca-thang-long"),
         "{found:?}"
@@ -60,7 +60,7 @@ async fn pending_booking(app: &TestApp) -> (String, String) {
         booking.of_type("tool-approval-request")[0]["toolCallId"],
         json!(call)
     );
-    (conversation, call)
+    Ok((conversation, call))
 }
 
 #[tokio::test]
@@ -84,7 +84,7 @@ async fn weather_for_one_city_streams_a_validated_call_and_its_output() {
 }
 
 #[tokio::test]
-async fn two_cities_are_two_calls_in_one_step_matched_by_id() {
+async fn two_cities_are_two_calls_in_one_step_matched_by_id() -> TestResult {
     let app = spawn_app().await;
     let reply = app.chat(None, "Thời tiết Hà Nội và Đà Lạt ra sao?").await;
     assert_well_formed(&reply);
@@ -96,31 +96,32 @@ async fn two_cities_are_two_calls_in_one_step_matched_by_id() {
         .events
         .iter()
         .position(|e| e["type"] == "tool-output-available")
-        .unwrap();
+        .ok_or("a tool output")?;
     let second_start = reply
         .events
         .iter()
         .position(|e| e["type"] == "tool-input-start" && e["toolCallId"] == starts[1]["toolCallId"])
-        .unwrap();
+        .ok_or("the second call's start")?;
     assert!(second_start < first_output);
     let outputs = reply.of_type("tool-output-available");
     for start in &starts {
         let output = outputs
             .iter()
             .find(|o| o["toolCallId"] == start["toolCallId"])
-            .unwrap();
+            .ok_or("an output for each call")?;
         let input = reply
             .of_type("tool-input-available")
             .into_iter()
             .find(|i| i["toolCallId"] == start["toolCallId"])
-            .unwrap();
+            .ok_or("an input for each call")?;
         assert_eq!(output["output"]["city"], input["input"]["city"]);
     }
     assert_eq!(reply.of_type("start-step").len(), 2);
+    Ok(())
 }
 
 #[tokio::test]
-async fn unknown_tool_gets_an_error_listing_the_available_tools() {
+async fn unknown_tool_gets_an_error_listing_the_available_tools() -> TestResult {
     let app = spawn_app().await;
     let reply = app.chat(None, "#unknown-tool").await;
     assert_well_formed(&reply);
@@ -128,15 +129,16 @@ async fn unknown_tool_gets_an_error_listing_the_available_tools() {
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0]["toolName"], "launchRocket");
     assert_eq!(errors[0]["error"]["code"], "UNKNOWN_TOOL");
-    let text = errors[0]["errorText"].as_str().unwrap();
+    let text = errors[0]["errorText"].as_str().ok_or("the error's text")?;
     for tool in ["getWeather", "searchRestaurants", "createBooking"] {
         assert!(text.contains(tool), "{text}");
     }
     assert!(reply.of_type("tool-output-available").is_empty());
+    Ok(())
 }
 
 #[tokio::test]
-async fn malformed_arguments_are_rejected_before_anything_runs() {
+async fn malformed_arguments_are_rejected_before_anything_runs() -> TestResult {
     let app = spawn_app().await;
     let reply = app.chat(None, "#bad-json").await;
     assert_well_formed(&reply);
@@ -145,14 +147,15 @@ async fn malformed_arguments_are_rejected_before_anything_runs() {
     assert_eq!(errors[0]["error"]["code"], "VALIDATION_ERROR");
     assert!(errors[0]["errorText"]
         .as_str()
-        .unwrap()
+        .ok_or("the error's text")?
         .contains("not valid JSON"));
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
     assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_failing_tool_tells_the_model_little_and_the_log_everything() {
+async fn a_failing_tool_tells_the_model_little_and_the_log_everything() -> TestResult {
     let app = spawn_app().await;
     let reply = app.chat(None, "#tool-error").await;
     assert_well_formed(&reply);
@@ -160,7 +163,7 @@ async fn a_failing_tool_tells_the_model_little_and_the_log_everything() {
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0]["error"]["code"], "EXECUTION_FAILED");
     assert_eq!(errors[0]["error"]["retryable"], false);
-    let everything = serde_json::to_string(&reply.events).unwrap();
+    let everything = serde_json::to_string(&reply.events)?;
     for secret in [
         "weather-backend",
         "8443",
@@ -173,6 +176,7 @@ async fn a_failing_tool_tells_the_model_little_and_the_log_everything() {
             "leaked {secret}: {everything}"
         );
     }
+    Ok(())
 }
 
 #[tokio::test]
@@ -194,7 +198,7 @@ async fn a_model_that_keeps_calling_tools_hits_the_step_limit() {
 }
 
 #[tokio::test]
-async fn repeated_invalid_calls_end_with_too_many_tool_errors() {
+async fn repeated_invalid_calls_end_with_too_many_tool_errors() -> TestResult {
     let app = spawn_app().await;
     let reply = app.chat(None, "#bad-args").await;
     assert_well_formed(&reply);
@@ -205,17 +209,18 @@ async fn repeated_invalid_calls_end_with_too_many_tool_errors() {
     assert_eq!(reply.of_type("tool-input-error").len(), 3);
     let message = reply.of_type("tool-input-error")[0]["errorText"]
         .as_str()
-        .unwrap()
+        .ok_or("the error's text")?
         .to_owned();
     assert!(
         message.contains("partySize: expected integer, received string"),
         "{message}"
     );
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    Ok(())
 }
 
 #[tokio::test]
-async fn the_incident_a_booking_without_party_size_books_nothing_and_asks() {
+async fn the_incident_a_booking_without_party_size_books_nothing_and_asks() -> TestResult {
     let app = spawn_app().await;
     let search = app.chat(None, SEARCH).await;
     let conversation = search.conversation_id();
@@ -226,7 +231,7 @@ async fn the_incident_a_booking_without_party_size_books_nothing_and_asks() {
     assert_eq!(errors[0]["toolName"], "createBooking");
     assert!(errors[0]["errorText"]
         .as_str()
-        .unwrap()
+        .ok_or("the error's text")?
         .contains("partySize: required field is missing"));
     assert!(reply.of_type("tool-approval-request").is_empty());
     assert!(reply.of_type("tool-output-available").is_empty());
@@ -249,12 +254,13 @@ async fn the_incident_a_booking_without_party_size_books_nothing_and_asks() {
         available[0]["input"]["restaurantId"],
         "hn-cha-ca-thang-long"
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn approval_commits_exactly_one_booking_and_the_model_reports_it() {
+async fn approval_commits_exactly_one_booking_and_the_model_reports_it() -> TestResult {
     let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app).await;
+    let (conversation, call) = pending_booking(&app).await?;
     assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM bookings").await,
@@ -268,7 +274,7 @@ async fn approval_commits_exactly_one_booking_and_the_model_reports_it() {
     assert_eq!(output.len(), 1, "{:#?}", reply.events);
     let booking_id = output[0]["output"]["bookingId"]
         .as_str()
-        .unwrap()
+        .ok_or("the booking's id")?
         .to_owned();
     assert_eq!(output[0]["output"]["status"], "confirmed");
     assert_eq!(output[0]["output"]["partySize"], 4);
@@ -288,21 +294,26 @@ async fn approval_commits_exactly_one_booking_and_the_model_reports_it() {
         .get_json(&format!("/api/conversations/{conversation}"))
         .await;
     assert_eq!(status, 200);
-    let parts = body["messages"].as_array().unwrap().last().unwrap()["parts"].clone();
+    let parts = body["messages"]
+        .as_array()
+        .and_then(|messages| messages.last())
+        .ok_or("a stored reply")?["parts"]
+        .clone();
     let booking = parts
         .as_array()
-        .unwrap()
+        .ok_or("the reply's parts")?
         .iter()
         .find(|p| p["tool"] == "createBooking")
-        .unwrap();
+        .ok_or("the createBooking part")?;
     assert_eq!(booking["state"], "output-available");
     assert_eq!(booking["output"]["bookingId"], json!(booking_id));
+    Ok(())
 }
 
 #[tokio::test]
-async fn decline_books_nothing_and_the_model_says_so() {
+async fn decline_books_nothing_and_the_model_says_so() -> TestResult {
     let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app).await;
+    let (conversation, call) = pending_booking(&app).await?;
     let reply = app.decide(&conversation, &call, false, None).await;
     assert_well_formed(&reply);
     assert_eq!(reply.of_type("tool-output-denied").len(), 1);
@@ -313,12 +324,13 @@ async fn decline_books_nothing_and_the_model_says_so() {
         "{}",
         reply.text()
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() {
+async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() -> TestResult {
     let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app).await;
+    let (conversation, call) = pending_booking(&app).await?;
     let bad = app
         .decide(
             &conversation,
@@ -331,7 +343,7 @@ async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() {
     assert_eq!(bad.body["error"]["code"], "VALIDATION_ERROR");
     assert!(bad.body["error"]["message"]
         .as_str()
-        .unwrap()
+        .ok_or("the refusal's message")?
         .contains("partySize"));
     assert_eq!(
         app.count("SELECT COUNT(*) FROM pending_calls").await,
@@ -363,23 +375,25 @@ async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() {
     let (size, starts): (i64, String) =
         sqlx::query_as("SELECT party_size, starts_at FROM bookings")
             .fetch_one(&app.pool)
-            .await
-            .unwrap();
+            .await?;
     assert_eq!(size, 6);
     assert_eq!(starts, "2026-11-30T20:00:00+07:00");
+    Ok(())
 }
 
 #[tokio::test]
-async fn fifty_simultaneous_decisions_make_exactly_one_booking() {
+async fn fifty_simultaneous_decisions_make_exactly_one_booking() -> TestResult {
     let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app).await;
+    let (conversation, call) = pending_booking(&app).await?;
     let decisions = (0..50).map(|_| {
         let client = app.client.clone();
         let url = app.url("/api/approvals");
         let body = json!({"conversationId": conversation, "toolCallId": call, "approved": true});
-        async move { read_reply(client.post(url).json(&body).send().await.unwrap()).await }
+        async move {
+            Ok::<_, reqwest::Error>(read_reply(client.post(url).json(&body).send().await?).await)
+        }
     });
-    let replies = futures::future::join_all(decisions).await;
+    let replies = futures::future::try_join_all(decisions).await?;
     let winners = replies.iter().filter(|r| r.status == 200).count();
     let losers: Vec<&Reply> = replies.iter().filter(|r| r.status == 409).collect();
     assert_eq!(winners, 1);
@@ -388,13 +402,14 @@ async fn fifty_simultaneous_decisions_make_exactly_one_booking() {
         .iter()
         .all(|r| r.body["error"]["code"] == "ALREADY_RESOLVED"));
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_restart_between_pause_and_decision_keeps_the_pending_call() {
+async fn a_restart_between_pause_and_decision_keeps_the_pending_call() -> TestResult {
     let (url, _db) = support::test_database_url().await;
     let first = spawn_app_on(url.clone(), AgentConfig::default()).await;
-    let (conversation, call) = pending_booking(&first).await;
+    let (conversation, call) = pending_booking(&first).await?;
     let client = first.client.clone();
     drop(first);
 
@@ -409,19 +424,19 @@ async fn a_restart_between_pause_and_decision_keeps_the_pending_call() {
     assert_well_formed(&reply);
     assert_eq!(reply.of_type("tool-output-available").len(), 1);
     assert_eq!(second.count("SELECT COUNT(*) FROM bookings").await, 1);
+    Ok(())
 }
 
 #[tokio::test]
-async fn another_owner_can_neither_see_nor_decide() {
+async fn another_owner_can_neither_see_nor_decide() -> TestResult {
     let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app).await;
+    let (conversation, call) = pending_booking(&app).await?;
     let stranger = support::new_client();
     let (status, _) = {
         let response = stranger
             .get(app.url(&format!("/api/conversations/{conversation}")))
             .send()
-            .await
-            .unwrap();
+            .await?;
         (response.status().as_u16(), ())
     };
     assert_eq!(status, 404);
@@ -435,12 +450,13 @@ async fn another_owner_can_neither_see_nor_decide() {
     assert_eq!(reply.status, 404);
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
     assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_new_message_closes_what_was_pending_as_moved_on() {
+async fn a_new_message_closes_what_was_pending_as_moved_on() -> TestResult {
     let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app).await;
+    let (conversation, call) = pending_booking(&app).await?;
     let reply = app
         .chat(Some(&conversation), "Thôi, thời tiết Huế thế nào?")
         .await;
@@ -454,19 +470,20 @@ async fn a_new_message_closes_what_was_pending_as_moved_on() {
         .await;
     let closed = body["messages"]
         .as_array()
-        .unwrap()
+        .ok_or("the conversation's messages")?
         .iter()
         .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
         .find(|p| p["toolCallId"] == json!(call) || p["id"] == json!(call))
-        .unwrap();
+        .ok_or("the closed call's part")?;
     // Nobody declined: the call ends as what happened, with its input kept.
     assert_eq!(closed["state"], "output-error");
     assert_eq!(closed["error"]["code"], "MOVED_ON");
     assert_eq!(closed["input"]["restaurantId"], "hn-cha-ca-thang-long");
+    Ok(())
 }
 
 #[tokio::test]
-async fn bad_requests_get_clear_json_errors() {
+async fn bad_requests_get_clear_json_errors() -> TestResult {
     let app = spawn_app().await;
     let response = app
         .client
@@ -474,10 +491,9 @@ async fn bad_requests_get_clear_json_errors() {
         .header("content-type", "application/json")
         .body("{not json")
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 400);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json().await?;
     assert_eq!(body["error"]["code"], "BAD_REQUEST");
 
     let empty = app
@@ -497,13 +513,14 @@ async fn bad_requests_get_clear_json_errors() {
 
     let (status, _) = app.get_json("/api/conversations/conv_nope").await;
     assert_eq!(status, 404);
+    Ok(())
 }
 
 #[tokio::test]
-async fn the_same_model_call_ids_in_two_conversations_are_two_bookings() {
+async fn the_same_model_call_ids_in_two_conversations_are_two_bookings() -> TestResult {
     let app = spawn_app().await;
-    let (first, first_call) = pending_booking(&app).await;
-    let (second, second_call) = pending_booking(&app).await;
+    let (first, first_call) = pending_booking(&app).await?;
+    let (second, second_call) = pending_booking(&app).await?;
     assert_ne!(first, second);
     // The offline model numbers its calls per conversation, so the ids repeat.
     assert_eq!(first_call, second_call);
@@ -526,10 +543,11 @@ async fn the_same_model_call_ids_in_two_conversations_are_two_bookings() {
         two.of_type("tool-output-available")[0]["output"]["bookingId"]
     );
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 2);
+    Ok(())
 }
 
 #[tokio::test]
-async fn stop_ends_a_running_reply_and_nothing_runs_after_it() {
+async fn stop_ends_a_running_reply_and_nothing_runs_after_it() -> TestResult {
     use std::sync::Arc;
     // A slow model, so the reply is still streaming when the stop arrives.
     let slow = server::model::offline::OfflineModel::new(std::time::Duration::from_millis(40))
@@ -548,13 +566,12 @@ async fn stop_ends_a_running_reply_and_nothing_runs_after_it() {
         .client
         .post(app.url(&format!("/api/chat/{conversation}/stop")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 200);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json().await?;
     assert_eq!(body["stopped"], true);
 
-    let reply = running.await.unwrap();
+    let reply = running.await?;
     assert_well_formed(&reply);
     assert_eq!(
         reply.status_of_run().as_deref(),
@@ -567,24 +584,23 @@ async fn stop_ends_a_running_reply_and_nothing_runs_after_it() {
     let (_, stored) = app
         .get_json(&format!("/api/conversations/{conversation}"))
         .await;
-    assert_eq!(
-        stored["messages"].as_array().unwrap().last().unwrap()["status"],
-        "stopped"
-    );
+    let last = stored["messages"]
+        .as_array()
+        .and_then(|messages| messages.last())
+        .ok_or("a stored reply")?;
+    assert_eq!(last["status"], "stopped");
     let again: Value = app
         .client
         .post(app.url(&format!("/api/chat/{conversation}/stop")))
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(again["stopped"], false);
     let stranger = support::new_client()
         .post(app.url(&format!("/api/chat/{conversation}/stop")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(stranger.status().as_u16(), 404);
+    Ok(())
 }

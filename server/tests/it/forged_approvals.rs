@@ -10,9 +10,9 @@
 
 use crate::support;
 
-use futures::future::join_all;
+use futures::future::try_join_all;
 use serde_json::{json, Value};
-use support::{spawn_app, Reply, TestApp};
+use support::{spawn_app, Reply, TestApp, TestResult};
 
 /// A restaurant conversation of `client` paused on its createBooking confirmation.
 async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, String) {
@@ -35,18 +35,22 @@ async fn decide(
 }
 
 /// The call's part as its owner's conversation stores it.
-async fn stored_part(app: &TestApp, conversation: &str, call: &str) -> Value {
+async fn stored_part(
+    app: &TestApp,
+    conversation: &str,
+    call: &str,
+) -> Result<Value, Box<dyn std::error::Error>> {
     let (status, body) = app
         .get_json(&format!("/api/conversations/{conversation}"))
         .await;
     assert_eq!(status, 200, "{body}");
-    body["messages"]
+    Ok(body["messages"]
         .as_array()
-        .unwrap()
+        .ok_or("the conversation's messages")?
         .iter()
         .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
         .find(|p| p["id"] == call)
-        .unwrap_or(Value::Null)
+        .unwrap_or(Value::Null))
 }
 
 /// Row counts that any execution would change.
@@ -71,7 +75,11 @@ enum Body {
     Raw(&'static str),
 }
 
-async fn send(app: &TestApp, client: &reqwest::Client, body: &Body) -> Reply {
+async fn send(
+    app: &TestApp,
+    client: &reqwest::Client,
+    body: &Body,
+) -> Result<Reply, reqwest::Error> {
     let request = client.post(app.url("/api/approvals"));
     let request = match body {
         Body::Json(value) => request.json(value),
@@ -79,11 +87,11 @@ async fn send(app: &TestApp, client: &reqwest::Client, body: &Body) -> Reply {
             .header("content-type", "application/json")
             .body(*text),
     };
-    support::read_reply(request.send().await.unwrap()).await
+    Ok(support::read_reply(request.send().await?).await)
 }
 
 #[tokio::test]
-async fn a_hundred_forged_or_replayed_decisions_execute_nothing() {
+async fn a_hundred_forged_or_replayed_decisions_execute_nothing() -> TestResult {
     let app = spawn_app().await;
     let a = app.client.clone();
     let b = support::new_client();
@@ -97,7 +105,7 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() {
     assert_eq!(receipt.len(), 1, "{:#?}", first.events);
     let booking_id = receipt[0]["output"]["bookingId"]
         .as_str()
-        .unwrap()
+        .ok_or("the booking's id")?
         .to_owned();
     let (pending, pending_call) = pending_booking(&app, &a).await;
     let weather = app
@@ -108,17 +116,20 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() {
     // The offline model numbers calls per conversation, so A's two booking calls share an
     // id; the weather conversation must not know it, or the forgery below would be real.
     assert_eq!(
-        stored_part(&app, &weather, &pending_call).await,
+        stored_part(&app, &weather, &pending_call).await?,
         Value::Null
     );
     // Owner B: a call pending for B.
     let (theirs, theirs_call) = pending_booking(&app, &b).await;
 
-    let stored = stored_part(&app, &decided, &decided_call).await;
+    let stored = stored_part(&app, &decided, &decided_call).await?;
     assert_eq!(stored["state"], "output-available");
     // The outcome is the tool part itself; in a message it is also tagged as a part.
     let mut stored_outcome = stored.clone();
-    stored_outcome.as_object_mut().unwrap().remove("type");
+    stored_outcome
+        .as_object_mut()
+        .ok_or("the stored part as an object")?
+        .remove("type");
     let before = counts(&app).await;
     assert_eq!(before[0], 1, "one booking");
     assert_eq!(before[3], 2, "two pending calls");
@@ -210,11 +221,11 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() {
         }
     };
     let forgeries: Vec<Forgery> = (0..100).map(kinds).collect();
-    let replies = join_all(forgeries.iter().map(|forgery| {
+    let replies = try_join_all(forgeries.iter().map(|forgery| {
         let client = if forgery.stranger { &b } else { &a };
         send(&app, client, &forgery.body)
     }))
-    .await;
+    .await?;
 
     for (index, (forgery, reply)) in forgeries.iter().zip(&replies).enumerate() {
         assert_eq!(
@@ -251,10 +262,10 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() {
     }
     assert_eq!(counts(&app).await, before, "nothing executed");
     assert_eq!(
-        stored_part(&app, &pending, &pending_call).await["state"],
+        stored_part(&app, &pending, &pending_call).await?["state"],
         "approval-requested"
     );
-    assert_eq!(stored_part(&app, &decided, &decided_call).await, stored);
+    assert_eq!(stored_part(&app, &decided, &decided_call).await?, stored);
 
     // The pending calls are still their owners' to decide, and run once each.
     let approved = decide(&app, &a, &pending, &pending_call, true).await;
@@ -269,6 +280,7 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() {
     assert_eq!(theirs_approved.of_type("tool-output-available").len(), 1);
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 3);
     assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    Ok(())
 }
 
 #[tokio::test]
@@ -325,7 +337,7 @@ async fn a_replayed_decision_returns_the_stored_outcome_and_runs_nothing() {
 }
 
 #[tokio::test]
-async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() {
+async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() -> TestResult {
     let app = spawn_app().await;
     let a = app.client.clone();
     let (conversation, call) = pending_booking(&app, &a).await;
@@ -361,7 +373,7 @@ async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() {
         assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
         assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
         assert_eq!(
-            stored_part(&app, &conversation, &call).await["state"],
+            stored_part(&app, &conversation, &call).await?["state"],
             "approval-requested",
             "{input}"
         );
@@ -385,12 +397,12 @@ async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() {
     let (size, starts): (i64, String) =
         sqlx::query_as("SELECT party_size, starts_at FROM bookings")
             .fetch_one(&app.pool)
-            .await
-            .unwrap();
+            .await?;
     assert_eq!((size, starts.as_str()), (6, "2026-11-30T20:00:00+07:00"));
-    let part = stored_part(&app, &conversation, &call).await;
+    let part = stored_part(&app, &conversation, &call).await?;
     assert_eq!(part["state"], "output-available");
     assert_eq!(part["input"]["partySize"], 6, "the edit is what was booked");
+    Ok(())
 }
 
 /// The form shows what the server found (the restaurant's name and address, the local
@@ -398,10 +410,10 @@ async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() {
 /// reported before anything runs: the decision is refused with the fresh facts, the call
 /// stays pending, and the next decision — made knowing them — books exactly that.
 #[tokio::test]
-async fn a_slot_that_fills_up_is_reported_before_anything_runs() {
+async fn a_slot_that_fills_up_is_reported_before_anything_runs() -> TestResult {
     let app = spawn_app().await;
     let (conversation, call) = pending_booking(&app, &app.client).await;
-    let part = stored_part(&app, &conversation, &call).await;
+    let part = stored_part(&app, &conversation, &call).await?;
     assert_eq!(part["state"], "approval-requested", "{part}");
     let preview = &part["preview"];
     assert_eq!(preview["kind"], "booking", "{part}");
@@ -412,14 +424,16 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() {
             .is_some_and(|a| a.contains("Hoàn Kiếm")),
         "{preview}"
     );
-    let starts_at = preview["startsAt"].as_str().unwrap().to_owned();
+    let starts_at = preview["startsAt"]
+        .as_str()
+        .ok_or("the preview's startsAt")?
+        .to_owned();
     assert!(starts_at.ends_with("T19:00:00+07:00"), "{starts_at}");
     assert_eq!(preview["partySize"], 4);
     assert_eq!(preview["availability"]["status"], "available", "{preview}");
 
     // Others take every seat of that slot (40, at most 20 per booking) meanwhile.
-    let slot = chrono::DateTime::parse_from_rfc3339(&starts_at)
-        .unwrap()
+    let slot = chrono::DateTime::parse_from_rfc3339(&starts_at)?
         .with_timezone(&chrono::Utc)
         .format("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
@@ -436,8 +450,7 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() {
         .bind(&slot)
         .bind(support::now().to_rfc3339())
         .execute(&app.pool)
-        .await
-        .unwrap();
+        .await?;
     }
     let before = counts(&app).await;
 
@@ -454,7 +467,7 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() {
         before,
         "nothing ran, the call is still pending"
     );
-    let part = stored_part(&app, &conversation, &call).await;
+    let part = stored_part(&app, &conversation, &call).await?;
     assert_eq!(part["state"], "approval-requested");
     assert_eq!(part["preview"]["availability"]["status"], "waitlist");
 
@@ -466,6 +479,7 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() {
     assert_eq!(output[0]["output"]["status"], "waitlisted");
     assert_eq!(output[0]["output"]["restaurantName"], "Chả Cá Thăng Long");
     assert_eq!(output[0]["output"]["startsAt"], starts_at);
+    Ok(())
 }
 
 /// A confirmation left open when the person writes something else ends as what happened —
@@ -473,14 +487,14 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() {
 /// becomes a new pending call (the same one however often it is asked for) that books
 /// once when approved. Only such a call can be reopened, and only by its owner.
 #[tokio::test]
-async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() {
+async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() -> TestResult {
     let app = spawn_app().await;
     let (conversation, call) = pending_booking(&app, &app.client).await;
     let next = app
         .chat(Some(&conversation), "Thời tiết Hà Nội thế nào?")
         .await;
     assert_eq!(next.status, 200, "{:?}", next.body);
-    let part = stored_part(&app, &conversation, &call).await;
+    let part = stored_part(&app, &conversation, &call).await?;
     assert_eq!(part["state"], "output-error", "{part}");
     assert_eq!(part["error"]["code"], "MOVED_ON", "{part}");
     assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
@@ -488,11 +502,15 @@ async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() {
     let reopen = |client: reqwest::Client| {
         let body = json!({"conversationId": conversation, "toolCallId": call});
         let url = app.url("/api/calls/reopen");
-        async move { support::read_reply(client.post(url).json(&body).send().await.unwrap()).await }
+        async move {
+            Ok::<_, reqwest::Error>(
+                support::read_reply(client.post(url).json(&body).send().await?).await,
+            )
+        }
     };
-    let stranger = reopen(support::new_client()).await;
+    let stranger = reopen(support::new_client()).await?;
     assert_eq!(stranger.status, 404, "{:?}", stranger.body);
-    let first = reopen(app.client.clone()).await;
+    let first = reopen(app.client.clone()).await?;
     assert_eq!(first.status, 200, "{:?}", first.body);
     let again = format!("again_{call}");
     let parts = first.body["message"]["parts"]
@@ -500,14 +518,14 @@ async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() {
         .cloned()
         .unwrap_or_default();
     let reopened = parts.iter().find(|p| p["id"] == again.as_str()).cloned();
-    let reopened = reopened.unwrap_or_else(|| panic!("{}", first.body));
+    let reopened = reopened.ok_or_else(|| first.body.to_string())?;
     assert_eq!(reopened["state"], "approval-requested", "{reopened}");
     assert_eq!(reopened["preview"]["restaurantName"], "Chả Cá Thăng Long");
     assert_eq!(
         reopened["input"], part["input"],
         "the same booking as before"
     );
-    let second = reopen(app.client.clone()).await;
+    let second = reopen(app.client.clone()).await?;
     assert_eq!(second.status, 200);
     assert_eq!(second.body["message"]["id"], first.body["message"]["id"]);
     assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
@@ -538,6 +556,7 @@ async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() {
     let reopened = app.post(&app.client, "/api/calls/reopen", body).await;
     assert_eq!(reopened.status, 200, "{:?}", reopened.body);
     assert_ne!(reopened.body["message"]["id"], first.body["message"]["id"]);
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -556,19 +575,23 @@ fn answering(reply: &str, call: &str, approved: bool) -> Value {
 }
 
 /// The stored conversation's messages as AI SDK UIMessages.
-async fn ui_messages(app: &TestApp, client: &reqwest::Client, id: &str) -> Vec<Value> {
+async fn ui_messages(
+    app: &TestApp,
+    client: &reqwest::Client,
+    id: &str,
+) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     let response = client
         .get(app.url(&format!("/api/conversations/{id}?format=ui")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 200);
-    let body: Value = response.json().await.unwrap();
-    body["messages"].as_array().cloned().unwrap_or_default()
+    let body: Value = response.json().await?;
+    Ok(body["messages"].as_array().cloned().unwrap_or_default())
 }
 
 #[tokio::test]
-async fn a_transport_decision_books_the_stored_input_once_and_a_replay_runs_nothing() {
+async fn a_transport_decision_books_the_stored_input_once_and_a_replay_runs_nothing() -> TestResult
+{
     let app = spawn_app().await;
     let (conversation, call) = pending_booking(&app, &app.client).await;
     let reply_id = stored_reply_id(&app, &conversation).await;
@@ -600,15 +623,16 @@ async fn a_transport_decision_books_the_stored_input_once_and_a_replay_runs_noth
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
 
     // What a reload hands the client: the approval with the output, in UI form.
-    let messages = ui_messages(&app, &app.client, &conversation).await;
+    let messages = ui_messages(&app, &app.client, &conversation).await?;
     let part = messages
         .iter()
         .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
         .find(|p| p["toolCallId"] == call.as_str())
-        .unwrap();
+        .ok_or("the booking call's part")?;
     assert_eq!(part["type"], "tool-createBooking");
     assert_eq!(part["state"], "output-available");
     assert_eq!(part["approval"], json!({"id": call, "approved": true}));
+    Ok(())
 }
 
 /// The id of the conversation's last message.
@@ -625,7 +649,7 @@ async fn stored_reply_id(app: &TestApp, conversation: &str) -> String {
 }
 
 #[tokio::test]
-async fn regenerating_keeps_what_was_carried_out_and_books_once() {
+async fn regenerating_keeps_what_was_carried_out_and_books_once() -> TestResult {
     let app = spawn_app().await;
     let (conversation, call) = pending_booking(&app, &app.client).await;
     let decided = decide(&app, &app.client, &conversation, &call, true).await;
@@ -645,7 +669,7 @@ async fn regenerating_keeps_what_was_carried_out_and_books_once() {
         assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
     }
     // Replaced, not added: the search turn, then the booking turn's message and reply.
-    let messages = ui_messages(&app, &app.client, &conversation).await;
+    let messages = ui_messages(&app, &app.client, &conversation).await?;
     assert_eq!(messages.len(), 4, "{messages:#?}");
     let booked: Vec<_> = messages
         .iter()
@@ -656,13 +680,13 @@ async fn regenerating_keeps_what_was_carried_out_and_books_once() {
     assert_eq!(booked[0]["output"]["bookingId"], booking_id);
 
     // What happened is counted (per process; other tests here count too).
-    let response = app.client.get(app.url("/metrics")).send().await.unwrap();
+    let response = app.client.get(app.url("/metrics")).send().await?;
     assert_eq!(response.status().as_u16(), 200);
     assert!(
         response.headers().get("set-cookie").is_none(),
         "a probe gets no owner"
     );
-    let scraped = response.text().await.unwrap();
+    let scraped = response.text().await?;
     for line in [
         "datban_approvals_total{decision=\"approved\"}",
         "datban_tool_calls_total{tool=\"createBooking\",outcome=\"ok\"}",
@@ -674,7 +698,10 @@ async fn regenerating_keeps_what_was_carried_out_and_books_once() {
     }
 
     // Only the newest reply can be written again.
-    let first_reply = messages[1]["id"].as_str().unwrap().to_owned();
+    let first_reply = messages[1]["id"]
+        .as_str()
+        .ok_or("the first reply's id")?
+        .to_owned();
     let older = app
         .post(
             &app.client,
@@ -685,10 +712,11 @@ async fn regenerating_keeps_what_was_carried_out_and_books_once() {
         .await;
     assert_eq!(older.status, 409);
     assert_eq!(older.body["error"]["code"], "NOT_LAST_REPLY");
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() {
+async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() -> TestResult {
     let app = spawn_app().await;
     let other = support::new_client();
     let say = |text: &str, id: &str| {
@@ -704,13 +732,13 @@ async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() {
         .await;
     assert_eq!(theirs.status, 200, "{:?}", theirs.body);
     assert_ne!(mine.conversation_id(), theirs.conversation_id());
-    let seen = ui_messages(&app, &app.client, "shared-chat-1").await;
+    let seen = ui_messages(&app, &app.client, "shared-chat-1").await?;
     assert_eq!(
         seen[0],
         json!({"id": "m-1", "role": "user", "parts": [{"type": "text", "text": "Xin chào"}]})
     );
     assert_eq!(seen.len(), 2);
-    let theirs_seen = ui_messages(&app, &other, "shared-chat-1").await;
+    let theirs_seen = ui_messages(&app, &other, "shared-chat-1").await?;
     assert_eq!(theirs_seen[0]["parts"][0]["text"], "Thời tiết Huế thế nào?");
 
     let twice = app
@@ -729,10 +757,11 @@ async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() {
     assert_eq!(bad.status, 400);
     assert_eq!(bad.body["error"]["code"], "INVALID_ID");
     assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await, 2);
+    Ok(())
 }
 
 #[tokio::test]
-async fn regenerating_a_confirmation_closes_it_and_asks_anew() {
+async fn regenerating_a_confirmation_closes_it_and_asks_anew() -> TestResult {
     let app = spawn_app().await;
     let (conversation, call) = pending_booking(&app, &app.client).await;
     let again = app
@@ -752,8 +781,12 @@ async fn regenerating_a_confirmation_closes_it_and_asks_anew() {
         assert_eq!(old.status, 404, "{:?}", old.body);
         assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
     }
-    let new_call = asked[0]["toolCallId"].as_str().unwrap().to_owned();
+    let new_call = asked[0]["toolCallId"]
+        .as_str()
+        .ok_or("the new confirmation's call id")?
+        .to_owned();
     let decided = decide(&app, &app.client, &conversation, &new_call, true).await;
     assert!(matches!(decided.status, 200 | 409), "{:?}", decided.body);
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    Ok(())
 }

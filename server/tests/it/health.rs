@@ -5,7 +5,7 @@ use crate::support;
 use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;
 use server::{app, AppState};
-use support::{test_pool, test_state, TestDatabase};
+use support::{test_pool, test_state, TestDatabase, TestResult};
 use tower::ServiceExt;
 
 async fn state() -> (AppState, TestDatabase) {
@@ -13,46 +13,58 @@ async fn state() -> (AppState, TestDatabase) {
     (test_state(pool).await, guard)
 }
 
-async fn get(app: axum::Router, uri: &str) -> (u16, serde_json::Value) {
-    let response = app
-        .oneshot(Request::get(uri).body(Body::empty()).unwrap())
-        .await
-        .unwrap();
+async fn get(
+    app: axum::Router,
+    uri: &str,
+) -> Result<(u16, serde_json::Value), Box<dyn std::error::Error>> {
+    let response = app.oneshot(Request::get(uri).body(Body::empty())?).await?;
     let status = response.status().as_u16();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (
+    let bytes = response.into_body().collect().await?.to_bytes();
+    Ok((
         status,
         serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
-    )
+    ))
 }
 
 #[tokio::test]
-async fn healthz_reports_ok_and_version() {
+async fn healthz_reports_ok_and_version() -> TestResult {
     let (state, _db) = state().await;
-    let (status, body) = get(app(state), "/healthz").await;
+    let (status, body) = get(app(state), "/healthz").await?;
     assert_eq!(status, 200);
     assert_eq!(
         body,
         serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn healthz_reports_unavailable_when_the_database_is_gone() {
+async fn healthz_reports_unavailable_when_the_database_is_gone() -> TestResult {
     let (state, _db) = state().await;
     state.db.close().await;
-    let (status, body) = get(app(state), "/healthz").await;
+    let (status, body) = get(app(state), "/healthz").await?;
     assert_eq!(status, 503);
     assert_eq!(body["status"], "unavailable");
+    Ok(())
 }
 
 /// The log lines a test subscriber wrote, shared with it.
 #[derive(Clone, Default)]
 struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
+impl Lines {
+    fn text(&self) -> Result<String, Box<dyn std::error::Error>> {
+        let bytes = self.0.lock().map_err(|e| e.to_string())?.clone();
+        Ok(String::from_utf8(bytes)?)
+    }
+}
+
 impl std::io::Write for Lines {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
+        self.0
+            .lock()
+            .map_err(|e| std::io::Error::other(e.to_string()))?
+            .extend_from_slice(bytes);
         Ok(bytes.len())
     }
 
@@ -72,7 +84,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Lines {
 /// One run followed through the log: every line the agent writes for it (model turns, tool
 /// calls, its end) carries the run's id and its conversation, from the run's span.
 #[tokio::test]
-async fn every_line_of_a_run_carries_its_run_id() {
+async fn every_line_of_a_run_carries_its_run_id() -> TestResult {
     let lines = Lines::default();
     let subscriber = tracing_subscriber::fmt()
         .with_writer(lines.clone())
@@ -85,7 +97,7 @@ async fn every_line_of_a_run_carries_its_run_id() {
     let reply = app.chat(None, "Thời tiết Hà Nội ngày mai thế nào?").await;
     assert_eq!(reply.status, 200);
     let conversation = reply.conversation_id();
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let text = lines.text()?;
     let agent: Vec<&str> = text
         .lines()
         .filter(|line| line.contains("server::agent"))
@@ -105,12 +117,13 @@ async fn every_line_of_a_run_carries_its_run_id() {
             "no conversation: {line}"
         );
     }
+    Ok(())
 }
 
 /// A refusal caused inside (our storage failed) is logged once, with its cause and the
 /// request's route, and the answer says nothing of it.
 #[tokio::test]
-async fn a_failure_is_logged_once_and_its_cause_never_sent() {
+async fn a_failure_is_logged_once_and_its_cause_never_sent() -> TestResult {
     let lines = Lines::default();
     let subscriber = tracing_subscriber::fmt()
         .with_writer(lines.clone())
@@ -122,14 +135,14 @@ async fn a_failure_is_logged_once_and_its_cause_never_sent() {
     let reads = state.reads.clone();
     state.db.close().await;
     reads.close().await;
-    let (status, body) = get(app(state), "/api/conversations/conv_1").await;
+    let (status, body) = get(app(state), "/api/conversations/conv_1").await?;
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["error"]["code"], "STORAGE_UNAVAILABLE");
     let sent = body.to_string().to_lowercase();
     for inside in ["database", "pool", "sqlx", "closed"] {
         assert!(!sent.contains(inside), "{sent}");
     }
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let text = lines.text()?;
     let logged: Vec<&str> = text
         .lines()
         .filter(|line| line.contains("storage failed"))
@@ -141,23 +154,22 @@ async fn a_failure_is_logged_once_and_its_cause_never_sent() {
         "no route: {}",
         logged[0]
     );
+    Ok(())
 }
 
 /// `GET /metrics` counts what happened: a finished reply and its tool call move the
 /// counters (other tests of this binary may move them too, never back).
 #[tokio::test]
-async fn metrics_move_after_a_run() {
+async fn metrics_move_after_a_run() -> TestResult {
     let app = support::spawn_app().await;
     let scrape = || async {
         let text = app
             .client
             .get(app.url("/metrics"))
             .send()
-            .await
-            .unwrap()
+            .await?
             .text()
-            .await
-            .unwrap();
+            .await?;
         let value = |prefix: &str| -> f64 {
             text.lines()
                 .find(|line| line.starts_with(prefix))
@@ -165,18 +177,19 @@ async fn metrics_move_after_a_run() {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0.0)
         };
-        (
+        Ok::<_, reqwest::Error>((
             value(r#"datban_runs_total{status="completed"}"#),
             value(r#"datban_tool_calls_total{tool="getWeather",outcome="ok"}"#),
-        )
+        ))
     };
-    let (runs, weather) = scrape().await;
+    let (runs, weather) = scrape().await?;
     let reply = app.chat(None, "Thời tiết Hà Nội ngày mai thế nào?").await;
     assert_eq!(reply.status_of_run().as_deref(), Some("completed"));
-    let (runs_after, weather_after) = scrape().await;
+    let (runs_after, weather_after) = scrape().await?;
     assert!(runs_after >= runs + 1.0, "{runs} → {runs_after}");
     assert!(
         weather_after >= weather + 1.0,
         "{weather} → {weather_after}"
     );
+    Ok(())
 }

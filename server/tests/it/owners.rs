@@ -9,7 +9,7 @@
 use crate::support;
 
 use std::{
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
@@ -19,7 +19,7 @@ use server::model::{
 };
 use support::{
     fake_provider::{chat_call, chat_text, openai_chat, spawn},
-    Reply, TestApp,
+    Reply, TestApp, TestResult,
 };
 
 const SEARCH: &str = "Tìm nhà hàng chả cá ở Hà Nội";
@@ -33,13 +33,17 @@ struct Switch(Mutex<SharedProvider>);
 
 impl Switch {
     fn set(&self, provider: SharedProvider) {
-        *self.0.lock().unwrap() = provider;
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = provider;
     }
 }
 
 impl ModelProvider for Switch {
     fn stream_turn(&self, request: ModelRequest) -> TurnStream {
-        let provider = self.0.lock().unwrap().clone();
+        let provider = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         provider.stream_turn(request)
     }
 }
@@ -73,16 +77,24 @@ async fn decide(
     .await
 }
 
-async fn get(app: &TestApp, client: &reqwest::Client, path: &str) -> (u16, Value) {
-    let response = client.get(app.url(path)).send().await.unwrap();
+async fn get(
+    app: &TestApp,
+    client: &reqwest::Client,
+    path: &str,
+) -> Result<(u16, Value), Box<dyn std::error::Error>> {
+    let response = client.get(app.url(path)).send().await?;
     let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    Ok((status, response.json().await.unwrap_or(Value::Null)))
 }
 
-async fn post_empty(app: &TestApp, client: &reqwest::Client, path: &str) -> (u16, Value) {
-    let response = client.post(app.url(path)).send().await.unwrap();
+async fn post_empty(
+    app: &TestApp,
+    client: &reqwest::Client,
+    path: &str,
+) -> Result<(u16, Value), Box<dyn std::error::Error>> {
+    let response = client.post(app.url(path)).send().await?;
     let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    Ok((status, response.json().await.unwrap_or(Value::Null)))
 }
 
 fn assert_not_found(status: u16, body: &Value) {
@@ -113,7 +125,10 @@ async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, St
 }
 
 /// A committed booking of `client`: its conversation, call and booking id.
-async fn confirmed_booking(app: &TestApp, client: &reqwest::Client) -> (String, String, String) {
+async fn confirmed_booking(
+    app: &TestApp,
+    client: &reqwest::Client,
+) -> Result<(String, String, String), Box<dyn std::error::Error>> {
     let (conversation, call) = pending_booking(app, client).await;
     let approved = decide(app, client, &conversation, &call, true).await;
     let output = approved.of_type("tool-output-available");
@@ -121,14 +136,17 @@ async fn confirmed_booking(app: &TestApp, client: &reqwest::Client) -> (String, 
     assert_eq!(output[0]["output"]["status"], "confirmed");
     let booking = output[0]["output"]["bookingId"]
         .as_str()
-        .unwrap()
+        .ok_or("a confirmed booking's id")?
         .to_owned();
-    (conversation, call, booking)
+    Ok((conversation, call, booking))
 }
 
 /// A gifts conversation of `client` paused on its create_checkout_session confirmation:
 /// the conversation, the call and the draft it would buy.
-async fn pending_purchase(app: &TestApp, client: &reqwest::Client) -> (String, String, String) {
+async fn pending_purchase(
+    app: &TestApp,
+    client: &reqwest::Client,
+) -> Result<(String, String, String), Box<dyn std::error::Error>> {
     let first = chat(app, client, json!({"text": SUGGEST, "assistant": "gifts"})).await;
     assert_eq!(first.status_of_run().as_deref(), Some("completed"));
     let conversation = first.conversation_id();
@@ -150,9 +168,9 @@ async fn pending_purchase(app: &TestApp, client: &reqwest::Client) -> (String, S
         .into_iter()
         .find(|e| e["toolCallId"] == call.as_str())
         .and_then(|e| e["input"]["draft_id"].as_str())
-        .unwrap()
+        .ok_or("the checkout call's draft_id")?
         .to_owned();
-    (conversation, call, draft)
+    Ok((conversation, call, draft))
 }
 
 /// Row counts that any execution would change.
@@ -189,30 +207,30 @@ async fn part_state(
     client: &reqwest::Client,
     conversation: &str,
     call: &str,
-) -> String {
-    let (status, body) = get(app, client, &format!("/api/conversations/{conversation}")).await;
+) -> Result<String, Box<dyn std::error::Error>> {
+    let (status, body) = get(app, client, &format!("/api/conversations/{conversation}")).await?;
     assert_eq!(status, 200, "{body}");
-    body["messages"]
+    Ok(body["messages"]
         .as_array()
-        .unwrap()
+        .ok_or("the conversation's messages")?
         .iter()
         .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
         .find(|p| p["id"] == call)
         .and_then(|p| p["state"].as_str().map(str::to_owned))
-        .unwrap_or_default()
+        .unwrap_or_default())
 }
 
 #[tokio::test]
-async fn another_owners_ids_answer_404_over_http_and_nothing_runs() {
+async fn another_owners_ids_answer_404_over_http_and_nothing_runs() -> TestResult {
     let (app, switch) = switchable_app().await;
     let a = app.client.clone();
     let b = support::new_client();
 
     // Owner A: a committed booking, a booking waiting for confirmation, and a purchase
     // waiting for confirmation.
-    let (booked, booked_call, booking_id) = confirmed_booking(&app, &a).await;
+    let (booked, booked_call, booking_id) = confirmed_booking(&app, &a).await?;
     let (pending, pending_call) = pending_booking(&app, &a).await;
-    let (gifts, purchase_call, _draft) = pending_purchase(&app, &a).await;
+    let (gifts, purchase_call, _draft) = pending_purchase(&app, &a).await?;
     let before = counts(&app).await;
     assert_eq!(before.bookings, 1);
     assert_eq!(before.pending_calls, 2);
@@ -220,7 +238,7 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() {
 
     // B reads none of A's conversations.
     for conversation in [&booked, &pending, &gifts] {
-        let (status, body) = get(&app, &b, &format!("/api/conversations/{conversation}")).await;
+        let (status, body) = get(&app, &b, &format!("/api/conversations/{conversation}")).await?;
         assert_not_found(status, &body);
     }
     // B cannot write into them: nothing is appended, and A's open confirmations are not
@@ -256,20 +274,21 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() {
     }
     // B cannot stop A's conversations.
     for conversation in [&booked, &pending, &gifts] {
-        let (status, body) = post_empty(&app, &b, &format!("/api/chat/{conversation}/stop")).await;
+        let (status, body) =
+            post_empty(&app, &b, &format!("/api/chat/{conversation}/stop")).await?;
         assert_not_found(status, &body);
     }
     // B's bookings are B's: none.
     for path in ["/api/bookings", "/api/bookings?all=1"] {
-        let (status, body) = get(&app, &b, path).await;
+        let (status, body) = get(&app, &b, path).await?;
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["bookings"], json!([]), "{body}");
         assert!(!body.to_string().contains(&booking_id), "{body}");
-        let (status, mine) = get(&app, &a, path).await;
+        let (status, mine) = get(&app, &a, path).await?;
         assert_eq!(status, 200);
         let ids: Vec<&str> = mine["bookings"]
             .as_array()
-            .unwrap()
+            .ok_or("A's bookings")?
             .iter()
             .filter_map(|b| b["bookingId"].as_str())
             .collect();
@@ -286,11 +305,11 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() {
         }
     );
     assert_eq!(
-        part_state(&app, &a, &pending, &pending_call).await,
+        part_state(&app, &a, &pending, &pending_call).await?,
         "approval-requested"
     );
     assert_eq!(
-        part_state(&app, &a, &gifts, &purchase_call).await,
+        part_state(&app, &a, &gifts, &purchase_call).await?,
         "approval-requested"
     );
 
@@ -303,12 +322,13 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() {
     };
     let stops = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let (status, body) = post_empty(&app, &b, &format!("/api/chat/{booked}/stop")).await;
+        let (status, body) = post_empty(&app, &b, &format!("/api/chat/{booked}/stop")).await?;
         assert_not_found(status, &body);
         tokio::time::sleep(Duration::from_millis(100)).await;
         post_empty(&app, &a, &format!("/api/chat/{booked}/stop")).await
     };
-    let (reply, (status, body)) = tokio::join!(running, stops);
+    let (reply, stopped) = tokio::join!(running, stops);
+    let (status, body) = stopped?;
     assert_eq!(status, 200);
     assert_eq!(
         body["stopped"], true,
@@ -330,22 +350,24 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() {
     assert_eq!(output.len(), 1, "{:#?}", bought.events);
     assert!(output[0]["output"]["checkout_id"]
         .as_str()
-        .unwrap()
+        .ok_or("the checkout's id")?
         .starts_with("CHK-"));
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 2);
     assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
     assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_any_confirmation() {
+async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_any_confirmation(
+) -> TestResult {
     let (app, switch) = switchable_app().await;
     let a = app.client.clone();
     let b = support::new_client();
 
     // Owner A, through the real flows: a confirmed booking and an open checkout draft.
-    let (_, _, booking_id) = confirmed_booking(&app, &a).await;
-    let (gifts, purchase_call, draft_id) = pending_purchase(&app, &a).await;
+    let (_, _, booking_id) = confirmed_booking(&app, &a).await?;
+    let (gifts, purchase_call, draft_id) = pending_purchase(&app, &a).await?;
     let before = counts(&app).await;
 
     // From here on the model is a fake that proposes A's ids in B's conversations (and, to
@@ -401,16 +423,22 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
         assert_eq!(error["error"]["retryable"], false, "{error}");
     }
     // Another owner's booking is answered exactly like one that does not exist.
-    let message = |index: usize| errors[index]["errorText"].as_str().unwrap().to_owned();
+    let message = |index: usize| {
+        errors[index]["errorText"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or("a tool error's text")
+    };
+    let (theirs, nobodys) = (message(0)?, message(1)?);
     assert_eq!(
-        message(0).replace(&booking_id, "BK-00000000"),
-        message(1),
+        theirs.replace(&booking_id, "BK-00000000"),
+        nobodys,
         "the answer must not tell that the booking exists"
     );
-    assert!(!message(0).contains("Chả Cá"), "{}", message(0));
+    assert!(!theirs.contains("Chả Cá"), "{theirs}");
     let conversation = reply.conversation_id();
     assert_eq!(
-        part_state(&app, &b, &conversation, "call_b1").await,
+        part_state(&app, &b, &conversation, "call_b1").await?,
         "output-error"
     );
 
@@ -437,7 +465,7 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
     assert_eq!(sent.len(), 5);
     let results: Vec<String> = sent[2].body["messages"]
         .as_array()
-        .unwrap()
+        .ok_or("the third request's messages")?
         .iter()
         .filter(|m| m["role"] == "tool")
         .filter_map(|m| m["content"].as_str().map(str::to_owned))
@@ -452,8 +480,7 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
     let (status,): (String,) = sqlx::query_as("SELECT status FROM bookings WHERE id = $1")
         .bind(&booking_id)
         .fetch_one(&app.pool)
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(status, "confirmed");
     let after = counts(&app).await;
     assert_eq!(after.bookings, before.bookings);
@@ -470,4 +497,5 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
     assert_eq!(output.len(), 1, "{:#?}", bought.events);
     assert_eq!(output[0]["output"]["draft_id"], json!(draft_id));
     assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
+    Ok(())
 }

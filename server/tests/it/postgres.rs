@@ -8,7 +8,7 @@
 use crate::support;
 
 use std::{
-    sync::Arc,
+    sync::{Arc, PoisonError},
     time::{Duration, Instant},
 };
 
@@ -21,11 +21,11 @@ use server::{
 use support::{
     local_now, new_client, process::start_server, spawn_app, spawn_app_on,
     spawn_app_on_with_provider, spawn_replica_configured, test_database_url,
-    test_db::postgres_admin_url, test_pool,
+    test_db::postgres_admin_url, test_pool, TestResult,
 };
 
 #[tokio::test]
-async fn the_backend_in_use_is_the_one_asked_for() {
+async fn the_backend_in_use_is_the_one_asked_for() -> TestResult {
     let (pool, _db) = test_pool().await;
     let asked = if postgres_admin_url().is_some() {
         Backend::Postgres
@@ -39,43 +39,38 @@ async fn the_backend_in_use_is_the_one_asked_for() {
         Backend::Sqlite => sqlx::query_scalar("SELECT sqlite_version()"),
     }
     .fetch_one(&pool)
-    .await
-    .unwrap();
+    .await?;
     match asked {
         Backend::Postgres => assert!(version.starts_with("PostgreSQL"), "{version}"),
         Backend::Sqlite => assert!(version.starts_with("3."), "{version}"),
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn migrations_run_once_however_many_servers_start() {
+async fn migrations_run_once_however_many_servers_start() -> TestResult {
     let (url, _db) = test_database_url().await;
     let pools: Vec<db::Pool> = if postgres_admin_url().is_some() {
         // Replicas start together; sqlx's advisory lock lets one migrate, the others wait.
-        futures::future::try_join_all((0..3).map(|_| db::connect(&url)))
-            .await
-            .unwrap()
+        futures::future::try_join_all((0..3).map(|_| db::connect(&url))).await?
     } else {
         // A SQLite file belongs to one process: its migrator takes no lock.
         let mut pools = Vec::new();
         for _ in 0..3 {
-            pools.push(db::connect(&url).await.unwrap());
+            pools.push(db::connect(&url).await?);
         }
         pools
     };
     let applied: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
         .fetch_one(&pools[0])
-        .await
-        .unwrap();
-    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations"))
-        .unwrap()
-        .count();
-    assert_eq!(applied, i64::try_from(files).unwrap());
+        .await?;
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations"))?.count();
+    assert_eq!(applied, i64::try_from(files)?);
     let restaurants: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM restaurants")
         .fetch_one(&pools[2])
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(restaurants, 48, "the seed ran once");
+    Ok(())
 }
 
 #[tokio::test]
@@ -150,7 +145,7 @@ fn slow_model(delay_ms: u64) -> SharedProvider {
 /// Two replicas, one conversation, a message on each at the same moment: one reply, and
 /// one `409 RUN_IN_PROGRESS` naming the run to follow, which stored nothing.
 #[tokio::test]
-async fn two_replicas_never_write_one_conversation_at_once() {
+async fn two_replicas_never_write_one_conversation_at_once() -> TestResult {
     let (url, _db) = test_database_url().await;
     let a = spawn_app_on_with_provider(url.clone(), slow_model(5)).await;
     let mut b = spawn_app_on_with_provider(url, slow_model(5)).await;
@@ -192,12 +187,12 @@ async fn two_replicas_never_write_one_conversation_at_once() {
         .client
         .get(a.url(&format!("/api/conversations/{conversation}")))
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap();
-    let messages = stored["messages"].as_array().unwrap();
+        .await?;
+    let messages = stored["messages"]
+        .as_array()
+        .ok_or("the conversation's messages")?;
     let people = messages.iter().filter(|m| m["role"] == "user").count();
     assert_eq!(people, 1 + rounds, "a refused message stores nothing");
     assert_eq!(
@@ -210,24 +205,27 @@ async fn two_replicas_never_write_one_conversation_at_once() {
             .await,
         0
     );
+    Ok(())
 }
 
 /// Reads `response` (an SSE reply) until `needle` has arrived; what was read.
-async fn read_until(response: &mut reqwest::Response, needle: &str) -> String {
+async fn read_until(
+    response: &mut reqwest::Response,
+    needle: &str,
+) -> Result<String, Box<dyn std::error::Error>> {
     let mut seen = String::new();
     while !seen.contains(needle) {
         let chunk = tokio::time::timeout(Duration::from_secs(20), response.chunk())
             .await
-            .expect("the reply went quiet")
-            .unwrap()
-            .expect("the reply ended early");
+            .map_err(|_| "the reply went quiet")??
+            .ok_or("the reply ended early")?;
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
-    seen
+    Ok(seen)
 }
 
 /// The conversation id in a reply's `start` event.
-fn conversation_in(stream: &str) -> String {
+fn conversation_in(stream: &str) -> Result<String, Box<dyn std::error::Error>> {
     stream
         .lines()
         .filter_map(|line| line.strip_prefix("data: "))
@@ -238,25 +236,27 @@ fn conversation_in(stream: &str) -> String {
                 .as_str()
                 .map(str::to_owned)
         })
-        .expect("a start event with the conversation id")
+        .ok_or_else(|| "a start event with the conversation id".into())
 }
 
-async fn conversation_on(client: &reqwest::Client, base: &str, id: &str) -> Value {
-    client
+async fn conversation_on(
+    client: &reqwest::Client,
+    base: &str,
+    id: &str,
+) -> Result<Value, Box<dyn std::error::Error>> {
+    Ok(client
         .get(format!("{base}/api/conversations/{id}"))
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap()
+        .await?)
 }
 
 /// A replica killed mid-reply: another one closes the reply as interrupted once its
 /// heartbeat is older than the timeout (without anyone asking), the page is told so, and
 /// the conversation takes a new message.
 #[tokio::test]
-async fn a_reply_whose_server_was_killed_is_closed_as_interrupted_by_another() {
+async fn a_reply_whose_server_was_killed_is_closed_as_interrupted_by_another() -> TestResult {
     let (url, _db) = test_database_url().await;
     let env = [
         ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "150"),
@@ -269,29 +269,27 @@ async fn a_reply_whose_server_was_killed_is_closed_as_interrupted_by_another() {
         .post(format!("{}/api/chat", a.base))
         .json(&json!({"text": "Thời tiết Hà Nội ngày mai thế nào?"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status(), 200);
-    let seen = read_until(&mut response, "text-delta").await;
-    let conversation = conversation_in(&seen);
+    let seen = read_until(&mut response, "text-delta").await?;
+    let conversation = conversation_in(&seen)?;
     // The storer writes every 100 ms: the turn and its first events are stored.
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let running = conversation_on(&client, &b.base, &conversation).await;
+    let running = conversation_on(&client, &b.base, &conversation).await?;
     assert!(running["running"]["runId"].is_string(), "{running}");
     a.kill9();
     let killed = Instant::now();
     drop(response);
 
     // Nobody reads: the other replica's sweeper closes it.
-    let pool = db::connect(&url).await.unwrap();
+    let pool = db::connect(&url).await?;
     loop {
         let (closed,): (i64,) = sqlx::query_as(
             "SELECT COUNT(*) FROM runs WHERE conversation_id = $1 AND status = 'done' AND interrupted = 1",
         )
         .bind(&conversation)
         .fetch_one(&pool)
-        .await
-        .unwrap();
+        .await?;
         if closed == 1 {
             break;
         }
@@ -303,12 +301,11 @@ async fn a_reply_whose_server_was_killed_is_closed_as_interrupted_by_another() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let after = conversation_on(&client, &b.base, &conversation).await;
+    let after = conversation_on(&client, &b.base, &conversation).await?;
     let last = after["messages"]
         .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
+        .and_then(|messages| messages.last())
+        .ok_or("a stored reply")?
         .clone();
     assert_eq!(last["status"], "interrupted", "{last}");
     assert!(after["running"].is_null(), "{after}");
@@ -316,23 +313,22 @@ async fn a_reply_whose_server_was_killed_is_closed_as_interrupted_by_another() {
     let stream = client
         .get(format!("{}/api/chat/{conversation}/stream", b.base))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(stream.status().as_u16(), 204);
     let next = client
         .post(format!("{}/api/chat", b.base))
         .json(&json!({"conversationId": conversation, "text": "Xin chào"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(next.status().as_u16(), 200);
     let _ = next.text().await;
+    Ok(())
 }
 
 /// SIGTERM during a reply: the reply ends (interrupted: the grace is shorter than the
 /// reply), its stream closes, the process exits, and the stored reply says so.
 #[tokio::test]
-async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() {
+async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() -> TestResult {
     let (url, _db) = test_database_url().await;
     let env = [
         ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "150"),
@@ -344,17 +340,15 @@ async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() {
         .post(format!("{}/api/chat", a.base))
         .json(&json!({"text": "Thời tiết Hà Nội ngày mai thế nào?"}))
         .send()
-        .await
-        .unwrap();
-    let seen = read_until(&mut response, "text-delta").await;
-    let conversation = conversation_in(&seen);
+        .await?;
+    let seen = read_until(&mut response, "text-delta").await?;
+    let conversation = conversation_in(&seen)?;
     a.terminate();
     // Bounded well above what it takes (under a second alone): the machine may be busy
     // with other tests, and a hang is for ever.
     let rest = tokio::time::timeout(Duration::from_secs(60), response.text())
         .await
-        .expect("the reply's stream hung after SIGTERM")
-        .unwrap();
+        .map_err(|_| "the reply's stream hung after SIGTERM")??;
     assert!(rest.contains("data: [DONE]"), "{rest}");
     assert!(rest.contains(r#""status":"interrupted""#), "{rest}");
     assert!(
@@ -363,33 +357,36 @@ async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() {
     );
 
     let b = start_server(&url, &[]).await;
-    let after = conversation_on(&client, &b.base, &conversation).await;
+    let after = conversation_on(&client, &b.base, &conversation).await?;
     let last = after["messages"]
         .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
+        .and_then(|messages| messages.last())
+        .ok_or("a stored reply")?
         .clone();
     assert_eq!(last["status"], "interrupted", "{last}");
     assert!(after["running"].is_null(), "{after}");
+    Ok(())
 }
 
 /// The stored reply of `conversation` (its last message) and its id.
-async fn last_stored(pool: &db::Pool, conversation: &str) -> (String, String) {
-    sqlx::query_as(
+async fn last_stored(
+    pool: &db::Pool,
+    conversation: &str,
+) -> Result<(String, String), Box<dyn std::error::Error>> {
+    Ok(sqlx::query_as(
         "SELECT id, body FROM messages WHERE conversation_id = $1 ORDER BY seq DESC LIMIT 1",
     )
     .bind(conversation)
     .fetch_one(pool)
-    .await
-    .unwrap()
+    .await?)
 }
 
 /// A crash after a booking committed but before its reply was saved leaves the stored
 /// reply showing the form (or the call as stopped): the next read shows the receipt, the
 /// booking's own, and nothing is booked again.
 #[tokio::test]
-async fn a_booking_committed_before_its_reply_was_saved_shows_its_receipt_on_the_next_read() {
+async fn a_booking_committed_before_its_reply_was_saved_shows_its_receipt_on_the_next_read(
+) -> TestResult {
     let app = spawn_app().await;
     for stopped in [false, true] {
         let asked = app
@@ -400,7 +397,7 @@ async fn a_booking_committed_before_its_reply_was_saved_shows_its_receipt_on_the
             .await;
         let conversation = asked.conversation_id();
         let call = asked.call_id("createBooking");
-        let (message_id, before) = last_stored(&app.pool, &conversation).await;
+        let (message_id, before) = last_stored(&app.pool, &conversation).await?;
         let decided = app.decide(&conversation, &call, true, None).await;
         assert_eq!(decided.status, 200, "{:?}", decided.body);
         let receipt = decided.of_type("tool-output-available");
@@ -410,7 +407,7 @@ async fn a_booking_committed_before_its_reply_was_saved_shows_its_receipt_on_the
 
         // The crash, as the database holds it: the reply as it was before the decision
         // (the form), or with the call ended as stopped.
-        let mut stale: shared::message::Message = serde_json::from_str(&before).unwrap();
+        let mut stale: shared::message::Message = serde_json::from_str(&before)?;
         if stopped {
             let error = shared::tools::ToolError::new(
                 shared::tools::ErrorCode::Cancelled,
@@ -424,20 +421,22 @@ async fn a_booking_committed_before_its_reply_was_saved_shows_its_receipt_on_the
             });
         }
         sqlx::query("UPDATE messages SET body = $1 WHERE id = $2")
-            .bind(serde_json::to_string(&stale).unwrap())
+            .bind(serde_json::to_string(&stale)?)
             .bind(&message_id)
             .execute(&app.pool)
-            .await
-            .unwrap();
+            .await?;
 
-        let read = conversation_on(&app.client, &app.url(""), &conversation).await;
-        let reply = read["messages"].as_array().unwrap().last().unwrap();
+        let read = conversation_on(&app.client, &app.url(""), &conversation).await?;
+        let reply = read["messages"]
+            .as_array()
+            .and_then(|messages| messages.last())
+            .ok_or("a stored reply")?;
         let part = reply["parts"]
             .as_array()
-            .unwrap()
+            .ok_or("the reply's parts")?
             .iter()
             .find(|part| part["id"] == call.as_str())
-            .unwrap_or_else(|| panic!("no part for {call}: {reply}"));
+            .ok_or_else(|| format!("no part for {call}: {reply}"))?;
         assert_eq!(
             part["state"], "output-available",
             "stopped={stopped}: {part}"
@@ -445,26 +444,26 @@ async fn a_booking_committed_before_its_reply_was_saved_shows_its_receipt_on_the
         assert_eq!(part["output"]["bookingId"], booking_id, "{part}");
         assert_ne!(reply["status"], "awaiting-approval", "{reply}");
         // Stored so, and booked once.
-        let (_, now_stored) = last_stored(&app.pool, &conversation).await;
+        let (_, now_stored) = last_stored(&app.pool, &conversation).await?;
         assert!(now_stored.contains("output-available"), "{now_stored}");
         let (bookings,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM bookings WHERE id = $1")
-            .bind(booking_id.as_str().unwrap())
+            .bind(booking_id.as_str().ok_or("the booking's id")?)
             .fetch_one(&app.pool)
-            .await
-            .unwrap();
+            .await?;
         assert_eq!(bookings, 1);
     }
+    Ok(())
 }
 
 /// The per-owner message limit on two replicas: on PostgreSQL they count together (the
 /// person gets the burst once, not once per replica); on SQLite, one process per file in
 /// practice, each counts alone.
 #[tokio::test]
-async fn the_message_limit_is_counted_across_replicas_on_postgres() {
+async fn the_message_limit_is_counted_across_replicas_on_postgres() -> TestResult {
     let (url, _db) = test_database_url().await;
     let limit = server::security::RateLimit {
-        per_minute: std::num::NonZeroU32::new(6).unwrap(),
-        burst: std::num::NonZeroU32::new(4).unwrap(),
+        per_minute: std::num::NonZeroU32::new(6).ok_or("a rate of zero")?,
+        burst: std::num::NonZeroU32::new(4).ok_or("a burst of zero")?,
     };
     let configure = |state: &mut server::AppState| state.security.rate_limit = Some(limit);
     let a = spawn_replica_configured(url.clone(), configure).await;
@@ -490,6 +489,7 @@ async fn the_message_limit_is_counted_across_replicas_on_postgres() {
     } else {
         assert_eq!(accepted, 8, "each replica counts alone on SQLite");
     }
+    Ok(())
 }
 
 /// A small deterministic generator (xorshift64*), seeded per run and printed, so a
@@ -515,7 +515,14 @@ struct Replicas(Arc<std::sync::Mutex<Vec<Option<String>>>>);
 
 impl Replicas {
     fn pick(&self, dice: &mut Dice) -> Option<String> {
-        let live: Vec<String> = self.0.lock().unwrap().iter().flatten().cloned().collect();
+        let live: Vec<String> = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
         if live.is_empty() {
             return None;
         }
@@ -523,7 +530,7 @@ impl Replicas {
     }
 
     fn set(&self, index: usize, base: Option<String>) {
-        self.0.lock().unwrap()[index] = base;
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)[index] = base;
     }
 }
 
@@ -686,7 +693,11 @@ fn pending_booking(conversation: &Value) -> Option<String> {
 }
 
 /// One person's conversations in a chaos run.
-async fn chaos_worker(replicas: Replicas, seed: u64, conversations: usize) -> Tally {
+async fn chaos_worker(
+    replicas: Replicas,
+    seed: u64,
+    conversations: usize,
+) -> Result<Tally, String> {
     let mut dice = Dice(seed | 1);
     let client = new_client();
     let mut tally = Tally::default();
@@ -718,7 +729,7 @@ async fn chaos_worker(replicas: Replicas, seed: u64, conversations: usize) -> Ta
         let id = match first.events.iter().find(|e| e["type"] == "start") {
             Some(start) => start["messageMetadata"]["conversationId"]
                 .as_str()
-                .unwrap()
+                .ok_or("a start event without its conversation id")?
                 .to_owned(),
             None => continue,
         };
@@ -855,7 +866,7 @@ async fn chaos_worker(replicas: Replicas, seed: u64, conversations: usize) -> Ta
             tally.declined.push((id.clone(), call));
         }
     }
-    tally
+    Ok(tally)
 }
 
 /// Three replicas on one PostgreSQL database, one killed (SIGKILL) every few seconds and
@@ -866,10 +877,10 @@ async fn chaos_worker(replicas: Replicas, seed: u64, conversations: usize) -> Ta
 /// the kills go on; default 0: as long as the conversations take) size it; `cargo xtask
 /// chaos <seconds>` runs a longer one. On SQLite it does not run (one process per file).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
+async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() -> TestResult {
     if postgres_admin_url().is_none() {
         eprintln!("chaos: PostgreSQL only (run by the PostgreSQL pass and `cargo xtask chaos`)");
-        return;
+        return Ok(());
     }
     let number = |name: &str, default: u64| {
         std::env::var(name)
@@ -882,8 +893,7 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
     let seed = number(
         "DATBAN_CHAOS_SEED",
         std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)?
             .as_nanos() as u64,
     );
     eprintln!("chaos: seed {seed}, {conversations} conversations");
@@ -928,7 +938,7 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
     }
     let mut tally = Tally::default();
     for handle in handles {
-        let part = handle.await.unwrap();
+        let part = handle.await??;
         tally.conversations += part.conversations;
         tally.approved.extend(part.approved);
         tally.answers.extend(part.answers);
@@ -939,16 +949,16 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
     }
 
     // Every run left by a kill is closed by a living replica within the timeout.
-    let pool = db::connect(&url).await.unwrap();
+    let pool = db::connect(&url).await?;
     let count = |sql: &'static str| {
         let pool = pool.clone();
         async move {
-            let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&pool).await.unwrap();
-            n
+            let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&pool).await?;
+            Ok::<_, sqlx::Error>(n)
         }
     };
     let deadline = Instant::now() + Duration::from_secs(30);
-    while count("SELECT COUNT(*) FROM runs WHERE status = 'running'").await > 0 {
+    while count("SELECT COUNT(*) FROM runs WHERE status = 'running'").await? > 0 {
         assert!(Instant::now() < deadline, "runs were left running");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -959,15 +969,13 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
         .bind(conversation)
         .bind(call)
         .fetch_one(&pool)
-        .await
-        .unwrap();
+        .await?;
         if n != 1 {
             let bodies: Vec<(String,)> =
                 sqlx::query_as("SELECT body FROM messages WHERE conversation_id = $1 ORDER BY seq")
                     .bind(conversation)
                     .fetch_all(&pool)
-                    .await
-                    .unwrap();
+                    .await?;
             let parts: Vec<Value> = bodies
                 .iter()
                 .filter_map(|(body,)| serde_json::from_str::<Value>(body).ok())
@@ -990,27 +998,23 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
             )
             .bind(conversation)
             .fetch_all(&pool)
-            .await
-            .unwrap();
+            .await?;
             let runs: Vec<(String, String, i64)> = sqlx::query_as(
                 "SELECT run_id, status, interrupted FROM runs WHERE conversation_id = $1 ORDER BY started_at",
             )
             .bind(conversation)
             .fetch_all(&pool)
-            .await
-            .unwrap();
+            .await?;
             let bookings: Vec<(String, Option<String>, String)> =
                 sqlx::query_as("SELECT id, conversation_id, tool_call_id FROM bookings")
                     .fetch_all(&pool)
-                    .await
-                    .unwrap();
+                    .await?;
             let keys: Vec<(String, String)> = sqlx::query_as(
                 "SELECT idem_key, state FROM idempotency_keys WHERE idem_key LIKE $1",
             )
             .bind(format!("{conversation}%"))
             .fetch_all(&pool)
-            .await
-            .unwrap();
+            .await?;
             panic!(
                 "approved booking {conversation}/{call} exists {n} times; answered {:?}; \
                  parts {parts:#?}; pending {pending:?}; runs {runs:?}; keys {keys:?}; \
@@ -1026,8 +1030,7 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
         .bind(conversation)
         .bind(call)
         .fetch_one(&pool)
-        .await
-        .unwrap();
+        .await?;
         assert_eq!(n, 0, "declined booking {conversation}/{call} was made");
     }
     // Every stored conversation agrees with the bookings table (each was read by its
@@ -1036,28 +1039,25 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
         "SELECT conversation_id, tool_call_id, id FROM bookings WHERE conversation_id IS NOT NULL",
     )
     .fetch_all(&pool)
-    .await
-    .unwrap();
+    .await?;
     let conversations: Vec<(String,)> = sqlx::query_as("SELECT id FROM conversations")
         .fetch_all(&pool)
-        .await
-        .unwrap();
+        .await?;
     let mut shown = std::collections::HashMap::new();
     for (conversation,) in &conversations {
         let bodies: Vec<(String,)> =
             sqlx::query_as("SELECT body FROM messages WHERE conversation_id = $1")
                 .bind(conversation)
                 .fetch_all(&pool)
-                .await
-                .unwrap();
+                .await?;
         for (body,) in bodies {
-            let message: Value = serde_json::from_str(&body).unwrap();
+            let message: Value = serde_json::from_str(&body)?;
             for part in message["parts"].as_array().into_iter().flatten() {
                 if part["tool"] == "createBooking" && part["state"] == "output-available" {
                     shown.insert(
                         (
                             conversation.clone(),
-                            part["id"].as_str().unwrap().to_owned(),
+                            part["id"].as_str().ok_or("a booking part's id")?.to_owned(),
                         ),
                         part["output"]["bookingId"]
                             .as_str()
@@ -1080,8 +1080,8 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
         rows.len(),
         "a conversation shows a booking that does not exist"
     );
-    let interrupted = count("SELECT COUNT(*) FROM runs WHERE interrupted = 1").await;
-    let done = count("SELECT COUNT(*) FROM runs WHERE status = 'done'").await;
+    let interrupted = count("SELECT COUNT(*) FROM runs WHERE interrupted = 1").await?;
+    let done = count("SELECT COUNT(*) FROM runs WHERE status = 'done'").await?;
     println!(
         "chaos: {} conversations in {:.0} s, {kills} kills; runs done {done}, interrupted {interrupted}; \
          {} approved ({} twice at once), {} declined, {} decided on another replica than asked; \
@@ -1095,12 +1095,13 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() {
         tally.retries,
         rows.len()
     );
+    Ok(())
 }
 
 /// The same with two real server processes: a message sent to each at the same moment in
 /// one conversation gives one reply and one `409 RUN_IN_PROGRESS`, every time.
 #[tokio::test]
-async fn two_server_processes_never_write_one_conversation_at_once() {
+async fn two_server_processes_never_write_one_conversation_at_once() -> TestResult {
     let (url, _db) = test_database_url().await;
     let env = [("DATBAN_OFFLINE_TOKEN_DELAY_MS", "5")];
     let a = start_server(&url, &env).await;
@@ -1108,9 +1109,9 @@ async fn two_server_processes_never_write_one_conversation_at_once() {
     let client = new_client();
     let say = |base: &str, body: Value| {
         let request = client.post(format!("{base}/api/chat")).json(&body);
-        async move { support::read_reply(request.send().await.unwrap()).await }
+        async move { Ok::<_, reqwest::Error>(support::read_reply(request.send().await?).await) }
     };
-    let first = say(&a.base, json!({"text": "Xin chào"})).await;
+    let first = say(&a.base, json!({"text": "Xin chào"})).await?;
     let conversation = first.conversation_id();
     let rounds = 4;
     for round in 0..rounds {
@@ -1124,6 +1125,7 @@ async fn two_server_processes_never_write_one_conversation_at_once() {
                 json!({"conversationId": conversation, "text": "Thời tiết Vinh ngày mai?"})
             ),
         );
+        let (x, y) = (x?, y?);
         let mut statuses = [x.status, y.status];
         statuses.sort_unstable();
         assert_eq!(
@@ -1136,7 +1138,10 @@ async fn two_server_processes_never_write_one_conversation_at_once() {
         let lost = if x.status == 409 { &x } else { &y };
         assert_eq!(lost.body["error"]["code"], "RUN_IN_PROGRESS");
     }
-    let stored = conversation_on(&client, &b.base, &conversation).await;
-    let messages = stored["messages"].as_array().unwrap();
+    let stored = conversation_on(&client, &b.base, &conversation).await?;
+    let messages = stored["messages"]
+        .as_array()
+        .ok_or("the conversation's messages")?;
     assert_eq!(messages.len(), 2 * (1 + rounds), "{stored}");
+    Ok(())
 }

@@ -18,7 +18,7 @@ use std::{collections::HashSet, sync::Arc};
 
 use futures::future::join_all;
 use serde_json::{json, Value};
-use support::{new_client, spawn_app, Reply, TestApp};
+use support::{new_client, spawn_app, Reply, TestApp, TestResult};
 
 const OWNERS: usize = 100;
 
@@ -49,31 +49,34 @@ async fn approve(app: &TestApp, client: &reqwest::Client, conversation: &str, ca
 }
 
 /// The booking a reply's createBooking output names, with its status.
-fn booked(reply: &Reply, call: &str) -> (String, String) {
+fn booked(reply: &Reply, call: &str) -> Result<(String, String), String> {
     let output = reply
         .of_type("tool-output-available")
         .into_iter()
         .find(|e| e["toolCallId"] == call)
         .map(|e| e["output"].clone())
-        .unwrap_or_else(|| panic!("no output for {call}: {:#?}", reply.events));
-    (
+        .ok_or_else(|| format!("no output for {call}: {:#?}", reply.events))?;
+    Ok((
         output["bookingId"].as_str().unwrap_or_default().to_owned(),
         output["status"].as_str().unwrap_or_default().to_owned(),
-    )
+    ))
 }
 
 /// Checks that a stored conversation agrees with itself and with the database: a part
 /// waiting for approval has its pending row and its message says it waits; a message that
 /// says it waits has such a part; a booking receipt names a committed booking. Returns the
 /// parts by call id.
-async fn consistent(app: &TestApp, client: &reqwest::Client, conversation: &str) -> Vec<Value> {
+async fn consistent(
+    app: &TestApp,
+    client: &reqwest::Client,
+    conversation: &str,
+) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     let response = client
         .get(app.url(&format!("/api/conversations/{conversation}")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 200);
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json().await?;
     assert!(
         body.get("running").is_none(),
         "a reply is still being written: {body:#}"
@@ -82,11 +85,13 @@ async fn consistent(app: &TestApp, client: &reqwest::Client, conversation: &str)
         sqlx::query_as("SELECT tool_call_id FROM pending_calls WHERE conversation_id = $1")
             .bind(conversation)
             .fetch_all(&app.pool)
-            .await
-            .unwrap();
+            .await?;
     let pending: HashSet<String> = pending.into_iter().map(|(id,)| id).collect();
     let mut parts = Vec::new();
-    for message in body["messages"].as_array().unwrap() {
+    for message in body["messages"]
+        .as_array()
+        .ok_or("the conversation has a list of messages")?
+    {
         let status = message["status"].as_str().unwrap_or_default();
         let mut waiting = 0;
         for part in message["parts"].as_array().cloned().unwrap_or_default() {
@@ -109,8 +114,7 @@ async fn consistent(app: &TestApp, client: &reqwest::Client, conversation: &str)
                         sqlx::query_as("SELECT COUNT(*) FROM bookings WHERE id = $1")
                             .bind(id)
                             .fetch_one(&app.pool)
-                            .await
-                            .unwrap();
+                            .await?;
                     assert_eq!(
                         n, 1,
                         "a receipt for booking {id}, which is not in the database"
@@ -127,11 +131,11 @@ async fn consistent(app: &TestApp, client: &reqwest::Client, conversation: &str)
             assert!(waiting > 0, "the message waits for nothing: {message:#}");
         }
     }
-    parts
+    Ok(parts)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_hundred_people_chat_then_approve_at_the_same_moment() {
+async fn a_hundred_people_chat_then_approve_at_the_same_moment() -> TestResult {
     let app = Arc::new(spawn_app().await);
     let clients: Vec<reqwest::Client> = (0..OWNERS).map(|_| new_client()).collect();
 
@@ -146,13 +150,13 @@ async fn a_hundred_people_chat_then_approve_at_the_same_moment() {
         })
     }))
     .await;
-    let calls: Vec<_> = calls.into_iter().map(|joined| joined.unwrap()).collect();
+    let calls = calls.into_iter().collect::<Result<Vec<_>, _>>()?;
     assert_eq!(
         app.count("SELECT COUNT(*) FROM pending_calls").await,
         OWNERS as i64
     );
     for (client, conversation, _) in &calls {
-        consistent(&app, client, conversation).await;
+        consistent(&app, client, conversation).await?;
     }
 
     // Then every one of them presses "confirm" at the same moment.
@@ -169,14 +173,14 @@ async fn a_hundred_people_chat_then_approve_at_the_same_moment() {
     let mut statuses = Vec::new();
     let mut ids = HashSet::new();
     for joined in replies {
-        let (reply, call) = joined.unwrap();
+        let (reply, call) = joined?;
         ended(&reply, "completed");
         assert!(
             reply.of_type("tool-output-error").is_empty() && reply.of_type("error").is_empty(),
             "{:#?}",
             reply.events
         );
-        let (id, status) = booked(&reply, &call);
+        let (id, status) = booked(&reply, &call)?;
         assert!(ids.insert(id), "two approvals got one booking");
         statuses.push(status);
     }
@@ -199,19 +203,23 @@ async fn a_hundred_people_chat_then_approve_at_the_same_moment() {
         OWNERS as i64
     );
     for (client, conversation, call) in &calls {
-        let parts = consistent(&app, client, conversation).await;
-        let part = parts.iter().find(|p| p["id"] == call.as_str()).unwrap();
+        let parts = consistent(&app, client, conversation).await?;
+        let part = parts
+            .iter()
+            .find(|p| p["id"] == call.as_str())
+            .ok_or("the conversation has the approved part")?;
         assert_eq!(part["state"], "output-available", "{part:#}");
     }
+    Ok(())
 }
 
 /// Makes every booking insert fail as a broken disk would, until [`heal`].
-async fn break_bookings(app: &TestApp) {
-    break_inserts(app, "bookings").await;
+async fn break_bookings(app: &TestApp) -> Result<(), sqlx::Error> {
+    break_inserts(app, "bookings").await
 }
 
 /// Makes every insert into `table` fail, as a broken disk would.
-async fn break_inserts(app: &TestApp, table: &str) {
+async fn break_inserts(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
     let statements: Vec<String> = if app.db_url.starts_with("postgres") {
         vec![
             "CREATE FUNCTION datban_test_fail() RETURNS trigger AS $$ BEGIN \
@@ -231,16 +239,16 @@ async fn break_inserts(app: &TestApp, table: &str) {
     for statement in statements {
         sqlx::query(sqlx::AssertSqlSafe(statement))
             .execute(&app.pool)
-            .await
-            .unwrap();
+            .await?;
     }
+    Ok(())
 }
 
-async fn heal(app: &TestApp) {
-    heal_inserts(app, "bookings").await;
+async fn heal(app: &TestApp) -> Result<(), sqlx::Error> {
+    heal_inserts(app, "bookings").await
 }
 
-async fn heal_inserts(app: &TestApp, table: &str) {
+async fn heal_inserts(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
     let statements: Vec<String> = if app.db_url.starts_with("postgres") {
         vec![
             format!("DROP TRIGGER datban_test_fail ON {table}"),
@@ -252,25 +260,24 @@ async fn heal_inserts(app: &TestApp, table: &str) {
     for statement in statements {
         sqlx::query(sqlx::AssertSqlSafe(statement))
             .execute(&app.pool)
-            .await
-            .unwrap();
+            .await?;
     }
+    Ok(())
 }
 
 /// A turn the storer cannot commit: the request answers 503 with a retry hint and no
 /// detail, nothing of the turn is stored, no run is left "running", and the same person
 /// chats normally once storage works again.
 #[tokio::test]
-async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() {
+async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() -> TestResult {
     let app = spawn_app().await;
-    break_inserts(&app, "messages").await;
+    break_inserts(&app, "messages").await?;
     let response = app
         .client
         .post(app.url("/api/chat"))
         .json(&json!({"text": "Thời tiết Hà Nội hôm nay thế nào?"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status(), 503);
     assert_eq!(
         response
@@ -279,7 +286,7 @@ async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() {
             .and_then(|v| v.to_str().ok()),
         Some("1")
     );
-    let body: Value = response.json().await.unwrap();
+    let body: Value = response.json().await?;
     assert_eq!(body["error"]["code"], "STORAGE_UNAVAILABLE", "{body:#}");
     let text = body.to_string().to_lowercase();
     assert!(
@@ -294,17 +301,18 @@ async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() {
         0
     );
 
-    heal_inserts(&app, "messages").await;
+    heal_inserts(&app, "messages").await?;
     let reply = app.chat(None, "Thời tiết Hà Nội hôm nay thế nào?").await;
     ended(&reply, "completed");
     assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 2);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_storage_failure_gives_the_decision_back() {
+async fn a_storage_failure_gives_the_decision_back() -> TestResult {
     let app = spawn_app().await;
     let (conversation, call) = pending_booking(&app, &app.client).await;
-    break_bookings(&app).await;
+    break_bookings(&app).await?;
 
     let failed = approve(&app, &app.client, &conversation, &call).await;
     ended(&failed, "awaiting-approval");
@@ -334,19 +342,23 @@ async fn a_storage_failure_gives_the_decision_back() {
             .await,
         1
     );
-    let parts = consistent(&app, &app.client, &conversation).await;
-    let part = parts.iter().find(|p| p["id"] == call.as_str()).unwrap();
+    let parts = consistent(&app, &app.client, &conversation).await?;
+    let part = parts
+        .iter()
+        .find(|p| p["id"] == call.as_str())
+        .ok_or("the conversation has the part that asked for approval")?;
     assert_eq!(part["state"], "approval-requested", "{part:#}");
 
     // Once storage works again, the same confirmation books.
-    heal(&app).await;
+    heal(&app).await?;
     let booked_now = approve(&app, &app.client, &conversation, &call).await;
     ended(&booked_now, "completed");
-    let (id, status) = booked(&booked_now, &call);
+    let (id, status) = booked(&booked_now, &call)?;
     assert!(
         id.starts_with("BK-") && status == "confirmed",
         "{id} {status}"
     );
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
-    consistent(&app, &app.client, &conversation).await;
+    consistent(&app, &app.client, &conversation).await?;
+    Ok(())
 }

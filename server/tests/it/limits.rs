@@ -8,12 +8,13 @@ use std::{num::NonZeroU32, sync::Arc, time::Duration};
 
 use serde_json::{json, Value};
 use server::{
-    model::{http::HttpSettings, openai_chat::OpenAiChat, SharedProvider},
+    model::{http::HttpSettings, openai_chat::OpenAiChat, ProviderError, SharedProvider},
     security::{RateLimit, SecuritySettings, MAX_ARGUMENT_BYTES, MAX_RUN_BYTES},
 };
 use support::{
     fake_provider::{spawn, FakeProvider, Script, Wire},
     read_reply, spawn_app, spawn_app_with_provider, spawn_app_with_security, Reply, TestApp,
+    TestResult,
 };
 
 fn assert_json_error(reply: &Reply, status: u16, code: &str) {
@@ -36,7 +37,7 @@ async fn stored_conversations(app: &TestApp) -> i64 {
 // Body size and message length
 
 #[tokio::test]
-async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() {
+async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() -> TestResult {
     let app = spawn_app().await;
     // Other API bodies are small; a chat body may hold an AI SDK client's whole history.
     let big = "a".repeat(100 * 1024);
@@ -51,7 +52,7 @@ async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() {
     assert!(
         reply.body["error"]["message"]
             .as_str()
-            .unwrap()
+            .ok_or("the error has a message")?
             .contains("64 KiB"),
         "{:?}",
         reply.body
@@ -64,7 +65,7 @@ async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() {
     assert!(
         reply.body["error"]["message"]
             .as_str()
-            .unwrap()
+            .ok_or("the error has a message")?
             .contains("2048 KiB"),
         "{:?}",
         reply.body
@@ -80,8 +81,7 @@ async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() {
         .header("content-type", "application/json")
         .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
         .send()
-        .await
-        .unwrap();
+        .await?;
     let reply = read_reply(response).await;
     assert_json_error(&reply, 413, "BODY_TOO_LARGE");
 
@@ -92,6 +92,7 @@ async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() {
     let reply = app.chat(None, "Xin chào").await;
     assert_eq!(reply.status, 200);
     assert!(reply.done);
+    Ok(())
 }
 
 #[tokio::test]
@@ -121,12 +122,12 @@ async fn a_message_over_4000_characters_is_a_413_message_too_long() {
 // Rate limit
 
 #[tokio::test]
-async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() {
+async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() -> TestResult {
     let app = spawn_app_with_security(SecuritySettings {
         public_origin: None,
         rate_limit: Some(RateLimit {
-            per_minute: NonZeroU32::new(2).unwrap(),
-            burst: NonZeroU32::new(2).unwrap(),
+            per_minute: NonZeroU32::try_from(2)?,
+            burst: NonZeroU32::try_from(2)?,
         }),
         body_timeout: None,
         cors_origins: Vec::new(),
@@ -145,14 +146,13 @@ async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() {
         .post(app.url("/api/approvals"))
         .json(&json!({"conversationId": conversation, "toolCallId": "x", "approved": true}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     let retry_after: u64 = response
         .headers()
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
-        .expect("retry-after");
+        .ok_or("a 429 says when to retry")?;
     assert!((1..=60).contains(&retry_after), "{retry_after}");
     assert_json_error(&read_reply(response).await, 429, "RATE_LIMITED");
     // Nothing of the refused message was stored.
@@ -179,13 +179,14 @@ async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() {
         .await;
     assert_eq!(reply.status, 200);
     assert!(reply.done);
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
 // Origin check
 
 #[tokio::test]
-async fn cross_site_posts_are_refused_and_same_origin_ones_pass() {
+async fn cross_site_posts_are_refused_and_same_origin_ones_pass() -> TestResult {
     let app = spawn_app().await;
     let send = |headers: Vec<(&'static str, String)>| {
         let mut request = app
@@ -195,17 +196,17 @@ async fn cross_site_posts_are_refused_and_same_origin_ones_pass() {
         for (name, value) in headers {
             request = request.header(name, value);
         }
-        async move { read_reply(request.send().await.unwrap()).await }
+        async move { Ok::<_, reqwest::Error>(read_reply(request.send().await?).await) }
     };
 
-    let evil = send(vec![("origin", "https://evil.example".to_owned())]).await;
+    let evil = send(vec![("origin", "https://evil.example".to_owned())]).await?;
     assert_json_error(&evil, 403, "CROSS_SITE_REQUEST");
-    let fetched = send(vec![("sec-fetch-site", "cross-site".to_owned())]).await;
+    let fetched = send(vec![("sec-fetch-site", "cross-site".to_owned())]).await?;
     assert_json_error(&fetched, 403, "CROSS_SITE_REQUEST");
-    let null = send(vec![("origin", "null".to_owned())]).await;
+    let null = send(vec![("origin", "null".to_owned())]).await?;
     assert_json_error(&null, 403, "CROSS_SITE_REQUEST");
     // The same host and port under another scheme is another origin.
-    let other_scheme = send(vec![("origin", format!("https://{}", app.addr))]).await;
+    let other_scheme = send(vec![("origin", format!("https://{}", app.addr))]).await?;
     assert_json_error(&other_scheme, 403, "CROSS_SITE_REQUEST");
     // Two Origin headers, even both ours: refused (a browser sends one; a forgery hopes
     // one check reads the first and another the last).
@@ -213,7 +214,7 @@ async fn cross_site_posts_are_refused_and_same_origin_ones_pass() {
         ("origin", format!("http://{}", app.addr)),
         ("origin", format!("http://{}", app.addr)),
     ])
-    .await;
+    .await?;
     assert_json_error(&twice, 403, "CROSS_SITE_REQUEST");
     assert_eq!(stored_conversations(&app).await, 0);
 
@@ -224,23 +225,23 @@ async fn cross_site_posts_are_refused_and_same_origin_ones_pass() {
         .get(app.url("/api/bookings"))
         .header("origin", "https://evil.example")
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status(), 200);
 
     let own = send(vec![
         ("origin", format!("http://{}", app.addr)),
         ("sec-fetch-site", "same-origin".to_owned()),
     ])
-    .await;
+    .await?;
     assert_eq!(own.status, 200);
     assert!(own.done);
     // Without either header (curl, scripts): allowed.
-    assert_eq!(send(vec![]).await.status, 200);
+    assert_eq!(send(vec![]).await?.status, 200);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_configured_public_origin_is_accepted_behind_a_proxy() {
+async fn a_configured_public_origin_is_accepted_behind_a_proxy() -> TestResult {
     let app = spawn_app_with_security(SecuritySettings {
         public_origin: Some("https://datban.example".to_owned()),
         rate_limit: None,
@@ -254,8 +255,7 @@ async fn a_configured_public_origin_is_accepted_behind_a_proxy() {
         .header("origin", "https://datban.example")
         .json(&json!({"text": "Xin chào"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status(), 200);
     let _ = response.text().await;
     let response = app
@@ -264,9 +264,9 @@ async fn a_configured_public_origin_is_accepted_behind_a_proxy() {
         .header("origin", "https://other.example")
         .json(&json!({"text": "Xin chào"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status(), 403);
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -286,29 +286,32 @@ fn assert_security_headers(headers: &reqwest::header::HeaderMap) {
 }
 
 /// The nonce of a policy's `script-src`.
-fn policy_nonce(policy: &str) -> String {
-    let start = policy.find("'nonce-").expect("a nonce") + "'nonce-".len();
-    let end = policy[start..].find('\'').unwrap() + start;
-    policy[start..end].to_owned()
+fn policy_nonce(policy: &str) -> Result<String, &'static str> {
+    let start = policy.find("'nonce-").ok_or("the policy has a nonce")? + "'nonce-".len();
+    let end = policy[start..].find('\'').ok_or("the nonce ends")? + start;
+    Ok(policy[start..end].to_owned())
 }
 
-async fn page(app: &TestApp, path: &str) -> (u16, String, String) {
-    let response = app.client.get(app.url(path)).send().await.unwrap();
+async fn page(
+    app: &TestApp,
+    path: &str,
+) -> Result<(u16, String, String), Box<dyn std::error::Error>> {
+    let response = app.client.get(app.url(path)).send().await?;
     assert_security_headers(response.headers());
     let policy = response
         .headers()
         .get("content-security-policy")
         .and_then(|v| v.to_str().ok())
-        .expect("a page has a Content-Security-Policy")
+        .ok_or("a page has a Content-Security-Policy")?
         .to_owned();
     let status = response.status().as_u16();
-    (status, policy, response.text().await.unwrap())
+    Ok((status, policy, response.text().await?))
 }
 
 #[tokio::test]
-async fn pages_have_a_csp_whose_nonce_is_on_every_inline_script() {
+async fn pages_have_a_csp_whose_nonce_is_on_every_inline_script() -> TestResult {
     let app = spawn_app().await;
-    let (status, policy, html) = page(&app, "/").await;
+    let (status, policy, html) = page(&app, "/").await?;
     assert_eq!(status, 200);
     for directive in [
         "default-src 'self'",
@@ -322,12 +325,12 @@ async fn pages_have_a_csp_whose_nonce_is_on_every_inline_script() {
         assert!(policy.contains(directive), "{directive} in {policy}");
     }
     assert!(!policy.contains("unsafe-inline"), "{policy}");
-    let nonce = policy_nonce(&policy);
+    let nonce = policy_nonce(&policy)?;
     assert!(nonce.len() >= 16, "{nonce}");
     let scripts: Vec<&str> = html.split("<script").skip(1).collect();
     assert!(!scripts.is_empty(), "{html}");
     for script in &scripts {
-        let tag = &script[..script.find('>').unwrap()];
+        let tag = &script[..script.find('>').ok_or("the script tag ends")?];
         assert!(
             tag.contains(&format!("nonce=\"{nonce}\"")),
             "script without the nonce: <script{tag}>"
@@ -335,25 +338,21 @@ async fn pages_have_a_csp_whose_nonce_is_on_every_inline_script() {
     }
 
     // Every response has a nonce of its own.
-    let (_, again, _) = page(&app, "/").await;
-    assert_ne!(policy_nonce(&again), nonce);
+    let (_, again, _) = page(&app, "/").await?;
+    assert_ne!(policy_nonce(&again)?, nonce);
 
     // The 404 page too.
-    let (status, policy, html) = page(&app, "/khong-co-trang-nay").await;
+    let (status, policy, html) = page(&app, "/khong-co-trang-nay").await?;
     assert_eq!(status, 404);
-    let nonce = policy_nonce(&policy);
+    let nonce = policy_nonce(&policy)?;
     assert!(html.contains(&format!("nonce=\"{nonce}\"")), "{html}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn api_responses_and_errors_have_the_security_headers() {
+async fn api_responses_and_errors_have_the_security_headers() -> TestResult {
     let app = spawn_app().await;
-    let response = app
-        .client
-        .get(app.url("/api/bookings"))
-        .send()
-        .await
-        .unwrap();
+    let response = app.client.get(app.url("/api/bookings")).send().await?;
     assert_eq!(response.status(), 200);
     assert_security_headers(response.headers());
     let response = app
@@ -362,16 +361,16 @@ async fn api_responses_and_errors_have_the_security_headers() {
         .header("origin", "https://evil.example")
         .json(&json!({"text": "x"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status(), 403);
     assert_security_headers(response.headers());
-    let response = app.client.get(app.url("/healthz")).send().await.unwrap();
+    let response = app.client.get(app.url("/healthz")).send().await?;
     assert_security_headers(response.headers());
+    Ok(())
 }
 
 #[tokio::test]
-async fn every_api_answer_is_json_a_client_can_act_on() {
+async fn every_api_answer_is_json_a_client_can_act_on() -> TestResult {
     let app = spawn_app().await;
     let send = |method: reqwest::Method, path: &str| {
         app.client
@@ -382,27 +381,23 @@ async fn every_api_answer_is_json_a_client_can_act_on() {
     let reply = read_reply(
         send(reqwest::Method::GET, "/api/nothing/here")
             .send()
-            .await
-            .unwrap(),
+            .await?,
     )
     .await;
     assert_json_error(&reply, 404, "NOT_FOUND");
     assert!(reply.body["error"]["message"]
         .as_str()
-        .unwrap()
+        .ok_or("the error has a message")?
         .contains("/api/nothing/here"));
     // A method the path does not take: 405 saying which one it takes.
-    let response = send(reqwest::Method::DELETE, "/api/chat")
-        .send()
-        .await
-        .unwrap();
+    let response = send(reqwest::Method::DELETE, "/api/chat").send().await?;
     assert_eq!(response.headers()["allow"], "POST");
     let reply = read_reply(response).await;
     assert_json_error(&reply, 405, "METHOD_NOT_ALLOWED");
     assert!(
         reply.body["error"]["message"]
             .as_str()
-            .unwrap()
+            .ok_or("the error has a message")?
             .contains("DELETE"),
         "{:?}",
         reply.body
@@ -411,8 +406,7 @@ async fn every_api_answer_is_json_a_client_can_act_on() {
     let reply = read_reply(
         send(reqwest::Method::GET, "/api/conversations/%FF%FE")
             .send()
-            .await
-            .unwrap(),
+            .await?,
     )
     .await;
     assert_json_error(&reply, 400, "BAD_REQUEST");
@@ -456,20 +450,18 @@ async fn every_api_answer_is_json_a_client_can_act_on() {
         .post(app.url("/api/chat"))
         .body(r#"{"text":"hi"}"#)
         .send()
-        .await
-        .unwrap();
+        .await?;
     let reply = read_reply(response).await;
     assert_json_error(&reply, 415, "UNSUPPORTED_MEDIA_TYPE");
     assert!(reply.body["error"]["message"]
         .as_str()
-        .unwrap()
+        .ok_or("the error has a message")?
         .contains("application/json"));
     // A query value of the wrong type names the parameter and what it takes.
     let reply = read_reply(
         send(reqwest::Method::GET, "/api/chat/x/stream?after=1.5")
             .send()
-            .await
-            .unwrap(),
+            .await?,
     )
     .await;
     assert_json_error(&reply, 400, "BAD_REQUEST");
@@ -479,16 +471,11 @@ async fn every_api_answer_is_json_a_client_can_act_on() {
         "{message}"
     );
     // JSON answers are not kept by caches.
-    let response = send(reqwest::Method::GET, "/api/bookings")
-        .send()
-        .await
-        .unwrap();
+    let response = send(reqwest::Method::GET, "/api/bookings").send().await?;
     assert_eq!(response.headers()["cache-control"], "no-store");
-    let response = send(reqwest::Method::GET, "/api/nothing")
-        .send()
-        .await
-        .unwrap();
+    let response = send(reqwest::Method::GET, "/api/nothing").send().await?;
     assert_eq!(response.headers()["cache-control"], "no-store");
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -531,29 +518,34 @@ fn text_answer(text: &str) -> Script {
 }
 
 /// A model turn proposing `tool` with `args`, streamed in pieces of `piece` bytes.
-fn call_events(tool: &str, args: &str, piece: usize) -> Vec<String> {
+fn call_events(tool: &str, args: &str, piece: usize) -> Result<Vec<String>, std::str::Utf8Error> {
     let mut events = vec![
         chunk(json!({"role": "assistant", "content": null}), None),
         chunk(call_piece(Some("call_big"), Some(tool), ""), None),
     ];
     let bytes = args.as_bytes();
     for part in bytes.chunks(piece) {
-        let part = std::str::from_utf8(part).unwrap();
+        let part = std::str::from_utf8(part)?;
         events.push(chunk(call_piece(None, None, part), None));
     }
-    events
+    Ok(events)
 }
 
-fn provider_for(fake: &FakeProvider) -> SharedProvider {
+fn provider_for(fake: &FakeProvider) -> Result<SharedProvider, ProviderError> {
     let settings = HttpSettings {
         backoff: Duration::from_millis(10),
         ..Default::default()
     };
-    Arc::new(OpenAiChat::new(fake.base_url("/v1"), None, "test-model", settings).unwrap())
+    Ok(Arc::new(OpenAiChat::new(
+        fake.base_url("/v1"),
+        None,
+        "test-model",
+        settings,
+    )?))
 }
 
 #[tokio::test]
-async fn an_oversized_tool_argument_is_a_validation_error_and_nothing_runs() {
+async fn an_oversized_tool_argument_is_a_validation_error_and_nothing_runs() -> TestResult {
     // A booking whose arguments are 20 KiB: over the 16 KiB limit.
     let args = json!({
         "restaurantId": "r_cha_ca_thang_long",
@@ -562,10 +554,10 @@ async fn an_oversized_tool_argument_is_a_validation_error_and_nothing_runs() {
         "note": "x".repeat(20 * 1024),
     })
     .to_string();
-    let mut events = call_events("createBooking", &args, 1024);
+    let mut events = call_events("createBooking", &args, 1024)?;
     events.push(chunk(json!({}), Some("tool_calls")));
     let fake = spawn(vec![stream(events), text_answer("Không đặt được.")]).await;
-    let app = spawn_app_with_provider(provider_for(&fake)).await;
+    let app = spawn_app_with_provider(provider_for(&fake)?).await;
     let reply = app.chat(None, "Đặt bàn").await;
     assert_eq!(reply.status, 200);
     assert!(reply.done);
@@ -581,7 +573,9 @@ async fn an_oversized_tool_argument_is_a_validation_error_and_nothing_runs() {
     let errors = reply.of_type("tool-input-error");
     assert_eq!(errors.len(), 1, "{:#?}", reply.of_type("tool-input-error"));
     assert_eq!(errors[0]["error"]["code"], "VALIDATION_ERROR");
-    let text = errors[0]["errorText"].as_str().unwrap();
+    let text = errors[0]["errorText"]
+        .as_str()
+        .ok_or("the input error has a text")?;
     assert!(
         text.contains("arguments too large (limit 16 KiB)"),
         "{text}"
@@ -599,10 +593,11 @@ async fn an_oversized_tool_argument_is_a_validation_error_and_nothing_runs() {
     let second = sent[1].body.to_string();
     assert!(second.contains("arguments too large"), "{second}");
     assert!(second.len() < 16 * 1024, "{}", second.len());
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() {
+async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() -> TestResult {
     // 250 KiB of text, then a call whose arguments cross the run's budget.
     let mut events = vec![chunk(json!({"role": "assistant"}), None)];
     for _ in 0..250 {
@@ -612,10 +607,10 @@ async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() {
         "{{\"city\":\"Hà Nội\",\"pad\":\"{}\"}}",
         "b".repeat(12 * 1024)
     );
-    events.extend(call_events("getWeather", &args, 1024).into_iter().skip(1));
+    events.extend(call_events("getWeather", &args, 1024)?.into_iter().skip(1));
     events.push(chunk(json!({}), Some("tool_calls")));
     let fake = spawn(vec![stream(events)]).await;
-    let app = spawn_app_with_provider(provider_for(&fake)).await;
+    let app = spawn_app_with_provider(provider_for(&fake)?).await;
     let reply = app.chat(None, "Kể chuyện dài").await;
     assert_eq!(reply.status, 200);
     assert!(reply.done, "the stream ends properly");
@@ -651,14 +646,19 @@ async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() {
         .get_json(&format!("/api/conversations/{}", reply.conversation_id()))
         .await;
     assert_eq!(status, 200);
-    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = body["messages"]
+        .as_array()
+        .and_then(|messages| messages.last())
+        .ok_or("the conversation has a message")?
+        .clone();
     assert_eq!(last["status"], "error", "{last:#}");
     let (status, _) = app.get_json("/api/bookings").await;
     assert_eq!(status, 200);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_configured_front_end_origin_may_call_the_api_with_cookies() {
+async fn a_configured_front_end_origin_may_call_the_api_with_cookies() -> TestResult {
     let front = "http://localhost:5173";
     let app = spawn_app_with_security(SecuritySettings {
         cors_origins: vec![front.to_owned()],
@@ -673,8 +673,7 @@ async fn a_configured_front_end_origin_may_call_the_api_with_cookies() {
         .header("access-control-request-method", "POST")
         .header("access-control-request-headers", "content-type")
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert!(preflight.status().is_success(), "{}", preflight.status());
     let headers = preflight.headers();
     assert_eq!(headers["access-control-allow-origin"], front);
@@ -685,13 +684,11 @@ async fn a_configured_front_end_origin_may_call_the_api_with_cookies() {
         .header("origin", front)
         .json(&json!({"text": "Xin chào"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(reply.status(), 200);
     assert_eq!(reply.headers()["access-control-allow-origin"], front);
     let exposed = reply.headers()["access-control-expose-headers"]
-        .to_str()
-        .unwrap()
+        .to_str()?
         .to_owned();
     assert!(exposed.contains("x-datban-run-id"), "{exposed}");
     // Any other origin is still refused, and told nothing.
@@ -701,10 +698,10 @@ async fn a_configured_front_end_origin_may_call_the_api_with_cookies() {
         .header("origin", "http://localhost:5174")
         .json(&json!({"text": "Xin chào"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(other.status(), 403);
     assert!(other.headers().get("access-control-allow-origin").is_none());
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -713,23 +710,22 @@ async fn a_configured_front_end_origin_may_call_the_api_with_cookies() {
 /// The server's accept loop on a free port with `limits`; its address.
 
 #[tokio::test]
-async fn a_long_uri_and_too_many_headers_are_refused_in_json() {
+async fn a_long_uri_and_too_many_headers_are_refused_in_json() -> TestResult {
     let (addr, _db) =
-        serve_with(server::serve::EdgeLimits::default(), Duration::from_secs(5)).await;
+        serve_with(server::serve::EdgeLimits::default(), Duration::from_secs(5)).await?;
     let client = support::new_client();
     let base = format!("http://{addr}");
     let long = "a".repeat(9_000);
     let response = client
         .get(format!("{base}/api/conversations/{long}"))
         .send()
-        .await
-        .unwrap();
+        .await?;
     let reply = read_reply(response).await;
     assert_json_error(&reply, 414, "URI_TOO_LONG");
     let mut many = reqwest::header::HeaderMap::new();
     for n in 0..150 {
         many.insert(
-            reqwest::header::HeaderName::try_from(format!("x-extra-{n}")).unwrap(),
+            reqwest::header::HeaderName::try_from(format!("x-extra-{n}"))?,
             reqwest::header::HeaderValue::from_static("1"),
         );
     }
@@ -737,20 +733,18 @@ async fn a_long_uri_and_too_many_headers_are_refused_in_json() {
         .get(format!("{base}/api/bookings"))
         .headers(many)
         .send()
-        .await
-        .unwrap();
+        .await?;
     let reply = read_reply(response).await;
     assert_json_error(&reply, 431, "HEADERS_TOO_LARGE");
     assert!(reply.body["error"]["message"]
         .as_str()
-        .unwrap()
+        .ok_or("the error has a message")?
         .contains("header lines"));
     let response = client
         .get(format!("{base}/api/bookings"))
         .header("x-big", "b".repeat(40 * 1024))
         .send()
-        .await
-        .unwrap();
+        .await?;
     let reply = read_reply(response).await;
     assert_json_error(&reply, 431, "HEADERS_TOO_LARGE");
     // Within the limits the same requests are served.
@@ -758,20 +752,20 @@ async fn a_long_uri_and_too_many_headers_are_refused_in_json() {
         .get(format!("{base}/api/bookings"))
         .header("x-big", "b".repeat(1024))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 200);
+    Ok(())
 }
 
 async fn serve_with(
     limits: server::serve::EdgeLimits,
     body_timeout: Duration,
-) -> (std::net::SocketAddr, support::TestDatabase) {
+) -> std::io::Result<(std::net::SocketAddr, support::TestDatabase)> {
     let (pool, guard) = support::test_pool().await;
     let mut state = support::test_state(pool).await;
     state.security.body_timeout = Some(body_timeout);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
     let app = server::app(state).with_state(());
     tokio::spawn(server::serve::serve(
         listener,
@@ -779,7 +773,7 @@ async fn serve_with(
         limits,
         std::future::pending(),
     ));
-    (addr, guard)
+    Ok((addr, guard))
 }
 
 /// Reads until the server closes the connection (or `within` passes: `false`).
@@ -799,33 +793,35 @@ async fn closed_within(stream: &mut tokio::net::TcpStream, within: Duration) -> 
 }
 
 /// A GET of `/healthz` from source address `from`, over a fresh connection; its status line.
-async fn health_from(addr: std::net::SocketAddr, from: &str) -> String {
+async fn health_from(
+    addr: std::net::SocketAddr,
+    from: &str,
+) -> Result<String, Box<dyn std::error::Error>> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
-    let mut stream = socket.connect(addr).await.unwrap();
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(format!("{from}:0").parse()?)?;
+    let mut stream = socket.connect(addr).await?;
     stream
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
+        .await?;
     let mut answer = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
-    String::from_utf8_lossy(&answer)
+    Ok(String::from_utf8_lossy(&answer)
         .lines()
         .next()
         .unwrap_or_default()
-        .to_owned()
+        .to_owned())
 }
 
 #[tokio::test]
-async fn slow_loris_connections_are_closed_and_bounded_while_others_are_served() {
+async fn slow_loris_connections_are_closed_and_bounded_while_others_are_served() -> TestResult {
     use tokio::io::AsyncWriteExt;
     let limits = server::serve::EdgeLimits {
         header_timeout: Duration::from_millis(800),
         per_address: 100,
         shutdown_grace: Duration::from_secs(1),
     };
-    let (addr, _db) = serve_with(limits, Duration::from_secs(10)).await;
+    let (addr, _db) = serve_with(limits, Duration::from_secs(10)).await?;
     // 1,000 connections from one address, each sending half its headers, then nothing.
     let mut held = Vec::new();
     for _ in 0..1000 {
@@ -839,7 +835,7 @@ async fn slow_loris_connections_are_closed_and_bounded_while_others_are_served()
     }
     assert_eq!(held.len(), 1000);
     // Another client is served meanwhile.
-    assert_eq!(health_from(addr, "127.0.0.2").await, "HTTP/1.1 200 OK");
+    assert_eq!(health_from(addr, "127.0.0.2").await?, "HTTP/1.1 200 OK");
     // Every slow one is closed: over the bound at once, the others at the deadline.
     let started = std::time::Instant::now();
     let closed = futures::future::join_all(
@@ -860,31 +856,31 @@ async fn slow_loris_connections_are_closed_and_bounded_while_others_are_served()
     drop(held);
     // Their places are given back: the address is served again.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(health_from(addr, "127.0.0.1").await, "HTTP/1.1 200 OK");
+    assert_eq!(health_from(addr, "127.0.0.1").await?, "HTTP/1.1 200 OK");
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_body_that_trickles_in_is_cut_off_with_a_json_408() {
+async fn a_body_that_trickles_in_is_cut_off_with_a_json_408() -> TestResult {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (addr, _db) = serve_with(
         server::serve::EdgeLimits::default(),
         Duration::from_millis(500),
     )
-    .await;
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    .await?;
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
     stream
         .write_all(
             b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
               Content-Length: 100\r\n\r\n{\"text\":",
         )
-        .await
-        .unwrap();
+        .await?;
     let mut answer = vec![0u8; 4096];
     let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
         .await
-        .expect("answered before the client sent the rest")
-        .unwrap();
+        .map_err(|_| "no answer before the client sent the rest")??;
     let answer = String::from_utf8_lossy(&answer[..read]);
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("REQUEST_TIMEOUT"), "{answer}");
+    Ok(())
 }

@@ -12,7 +12,10 @@ use server::model::{
     FinishReason, ModelEvent, ModelMessage, ModelProvider, ModelRequest, ProposedCall,
     ProviderError, ToolSpec,
 };
-use support::fake_provider::{fixture, spawn, FakeProvider, Script, Wire};
+use support::{
+    fake_provider::{fixture, spawn, FakeProvider, Script, Wire},
+    TestResult,
+};
 
 const KEY: &str = "sk-ant-test-key-0123456789";
 
@@ -23,8 +26,8 @@ fn settings() -> HttpSettings {
     }
 }
 
-fn adapter(fake: &FakeProvider) -> Anthropic {
-    Anthropic::new(fake.base_url(""), KEY.to_owned(), "claude-test", settings()).unwrap()
+fn adapter(fake: &FakeProvider) -> Result<Anthropic, ProviderError> {
+    Anthropic::new(fake.base_url(""), KEY.to_owned(), "claude-test", settings())
 }
 
 fn stream(events: Vec<String>, cut_after: Option<usize>) -> Script {
@@ -46,13 +49,13 @@ fn simple_request() -> ModelRequest {
 async fn collect(
     provider: &Anthropic,
     request: ModelRequest,
-) -> Vec<Result<ModelEvent, ProviderError>> {
+) -> Result<Vec<Result<ModelEvent, ProviderError>>, &'static str> {
     tokio::time::timeout(
         Duration::from_secs(20),
         provider.stream_turn(request).collect::<Vec<_>>(),
     )
     .await
-    .expect("the turn stream did not end")
+    .map_err(|_| "the turn stream did not end")
 }
 
 /// What a fixture holds, computed straight from its lines.
@@ -64,38 +67,57 @@ struct Turn {
     finish: Option<FinishReason>,
 }
 
-fn expected(lines: &[String]) -> (Turn, usize) {
+fn expected(lines: &[String]) -> Result<(Turn, usize), Box<dyn std::error::Error>> {
     let mut by_index: BTreeMap<u64, (String, String, String)> = BTreeMap::new();
     let mut turn = Turn::default();
     for line in lines {
-        let v: Value = serde_json::from_str(line).unwrap();
-        match v["type"].as_str().unwrap() {
+        let v: Value = serde_json::from_str(line)?;
+        match v["type"].as_str().ok_or("an event has a type")? {
             "content_block_start" if v["content_block"]["type"] == "tool_use" => {
                 by_index.insert(
-                    v["index"].as_u64().unwrap(),
+                    v["index"].as_u64().ok_or("a block has an index")?,
                     (
-                        v["content_block"]["id"].as_str().unwrap().to_owned(),
-                        v["content_block"]["name"].as_str().unwrap().to_owned(),
+                        v["content_block"]["id"]
+                            .as_str()
+                            .ok_or("a tool_use block has an id")?
+                            .to_owned(),
+                        v["content_block"]["name"]
+                            .as_str()
+                            .ok_or("a tool_use block has a name")?
+                            .to_owned(),
                         String::new(),
                     ),
                 );
             }
-            "content_block_delta" => match v["delta"]["type"].as_str().unwrap() {
-                "input_json_delta" => by_index
-                    .get_mut(&v["index"].as_u64().unwrap())
-                    .unwrap()
-                    .2
-                    .push_str(v["delta"]["partial_json"].as_str().unwrap()),
-                "text_delta" => turn.text.push_str(v["delta"]["text"].as_str().unwrap()),
-                _ => {}
-            },
+            "content_block_delta" => {
+                match v["delta"]["type"].as_str().ok_or("a delta has a type")? {
+                    "input_json_delta" => by_index
+                        .get_mut(&v["index"].as_u64().ok_or("a delta has an index")?)
+                        .ok_or("an argument delta belongs to a tool_use block")?
+                        .2
+                        .push_str(
+                            v["delta"]["partial_json"]
+                                .as_str()
+                                .ok_or("an argument delta has partial_json")?,
+                        ),
+                    "text_delta" => turn
+                        .text
+                        .push_str(v["delta"]["text"].as_str().ok_or("a text delta has text")?),
+                    _ => {}
+                }
+            }
             "message_delta" => {
-                turn.finish = Some(match v["delta"]["stop_reason"].as_str().unwrap() {
-                    "tool_use" => FinishReason::ToolCalls,
-                    "end_turn" | "stop_sequence" => FinishReason::Stop,
-                    "max_tokens" => FinishReason::Length,
-                    _ => FinishReason::Other,
-                })
+                turn.finish = Some(
+                    match v["delta"]["stop_reason"]
+                        .as_str()
+                        .ok_or("message_delta has a stop_reason")?
+                    {
+                        "tool_use" => FinishReason::ToolCalls,
+                        "end_turn" | "stop_sequence" => FinishReason::Stop,
+                        "max_tokens" => FinishReason::Length,
+                        _ => FinishReason::Other,
+                    },
+                )
             }
             _ => {}
         }
@@ -104,18 +126,20 @@ fn expected(lines: &[String]) -> (Turn, usize) {
     for (_, (id, name, args)) in by_index {
         turn.calls.insert(id, (name, args));
     }
-    (turn, blocks)
+    Ok((turn, blocks))
 }
 
-/// Folds decoded events into a turn; panics on protocol violations (a delta or end for a
+/// Folds decoded events into a turn; fails on protocol violations (a delta or end for a
 /// call never started, a second start, events after Finish, any error).
-fn fold(events: &[Result<ModelEvent, ProviderError>]) -> (Turn, usize) {
+fn fold(
+    events: &[Result<ModelEvent, ProviderError>],
+) -> Result<(Turn, usize), Box<dyn std::error::Error>> {
     let mut turn = Turn::default();
     let mut starts = 0;
     let mut ended = BTreeMap::new();
     for event in events {
         assert!(turn.finish.is_none(), "event after Finish: {event:?}");
-        match event.as_ref().unwrap() {
+        match event.as_ref().map_err(Clone::clone)? {
             ModelEvent::TextDelta(t) => {
                 assert!(!t.is_empty());
                 turn.text.push_str(t)
@@ -130,7 +154,7 @@ fn fold(events: &[Result<ModelEvent, ProviderError>]) -> (Turn, usize) {
                 assert!(!ended.contains_key(id), "delta after end for {id}");
                 turn.calls
                     .get_mut(id)
-                    .expect("delta before start")
+                    .ok_or("delta before start")?
                     .1
                     .push_str(delta)
             }
@@ -145,43 +169,49 @@ fn fold(events: &[Result<ModelEvent, ProviderError>]) -> (Turn, usize) {
         }
     }
     assert_eq!(ended.len(), turn.calls.len(), "every call must end");
-    (turn, starts)
+    Ok((turn, starts))
 }
 
 #[tokio::test]
-async fn replays_recorded_streams_over_a_socket() {
+async fn replays_recorded_streams_over_a_socket() -> TestResult {
     for name in [
         "anthropic-json-tool.1.chunks.txt",
         "anthropic-tool-no-args.chunks.txt",
     ] {
         let lines = fixture(name);
-        let (want, blocks) = expected(&lines);
+        let (want, blocks) = expected(&lines)?;
         assert!(blocks >= 1, "{name} has tool blocks");
         let fake = spawn(vec![stream(lines, None)]).await;
-        let events = collect(&adapter(&fake), simple_request()).await;
-        let (got, starts) = fold(&events);
+        let events = collect(&adapter(&fake)?, simple_request()).await?;
+        let (got, starts) = fold(&events)?;
         assert_eq!(got, want, "{name}");
         assert_eq!(starts, blocks, "{name}: one ToolCallStart per tool block");
         assert!(matches!(events.last(), Some(Ok(ModelEvent::Finish(_)))));
         assert_eq!(fake.requests().len(), 1);
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn recorded_streams_have_the_expected_content() {
+async fn recorded_streams_have_the_expected_content() -> TestResult {
     // Guards the independent computation above against a fixture that changed under it.
-    let (json_tool, _) = expected(&fixture("anthropic-json-tool.1.chunks.txt"));
-    let (id, (name, args)) = json_tool.calls.iter().next().unwrap();
+    let (json_tool, _) = expected(&fixture("anthropic-json-tool.1.chunks.txt"))?;
+    let (id, (name, args)) = json_tool
+        .calls
+        .iter()
+        .next()
+        .ok_or("the fixture has a tool call")?;
     assert_eq!(id, "toolu_01KFbKqPYSuAKujiL6mTfzYA");
     assert_eq!(name, "json");
-    let args: Value = serde_json::from_str(args).unwrap();
+    let args: Value = serde_json::from_str(args)?;
     assert_eq!(args["elements"][0]["temperature"], 58);
     assert_eq!(json_tool.finish, Some(FinishReason::ToolCalls));
 
-    let (no_args, _) = expected(&fixture("anthropic-tool-no-args.chunks.txt"));
+    let (no_args, _) = expected(&fixture("anthropic-tool-no-args.chunks.txt"))?;
     assert_eq!(no_args.text, "I'll update the issue list for you.");
     let (name, args) = &no_args.calls["toolu_01QE1WLsSVp5hy5Q3GmGTmjP"];
     assert_eq!((name.as_str(), args.as_str()), ("updateIssueList", ""));
+    Ok(())
 }
 
 fn history_request() -> ModelRequest {
@@ -233,13 +263,13 @@ fn history_request() -> ModelRequest {
 }
 
 #[tokio::test]
-async fn request_body_and_headers() {
+async fn request_body_and_headers() -> TestResult {
     let fake = spawn(vec![stream(
         fixture("anthropic-json-tool.1.chunks.txt"),
         None,
     )])
     .await;
-    let provider = adapter(&fake);
+    let provider = adapter(&fake)?;
     let request = history_request();
     let body = provider.request_body(&request);
 
@@ -255,11 +285,11 @@ async fn request_body_and_headers() {
             "input_schema": {"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},
         }])
     );
-    let messages = body["messages"].as_array().unwrap();
-    let roles: Vec<&str> = messages
+    let messages = body["messages"].as_array().ok_or("the body has messages")?;
+    let roles = messages
         .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+        .map(|m| m["role"].as_str().ok_or("every message has a role"))
+        .collect::<Result<Vec<_>, _>>()?;
     assert_eq!(roles, ["user", "assistant", "user"], "roles alternate");
     assert_eq!(
         messages[0]["content"],
@@ -285,7 +315,7 @@ async fn request_body_and_headers() {
     );
 
     // Over the socket: the same body, the right path and headers.
-    let events = collect(&provider, request).await;
+    let events = collect(&provider, request).await?;
     assert!(events.iter().all(Result::is_ok));
     let recorded = fake.requests();
     assert_eq!(recorded.len(), 1);
@@ -295,19 +325,19 @@ async fn request_body_and_headers() {
     assert_eq!(recorded.headers["x-api-key"], KEY);
     assert_eq!(recorded.headers["anthropic-version"], "2023-06-01");
     assert!(recorded.headers["content-type"]
-        .to_str()
-        .unwrap()
+        .to_str()?
         .starts_with("application/json"));
+    Ok(())
 }
 
 #[tokio::test]
-async fn assistant_turn_without_text_and_empty_tools() {
+async fn assistant_turn_without_text_and_empty_tools() -> TestResult {
     let fake = spawn(vec![stream(
         fixture("anthropic-json-tool.1.chunks.txt"),
         None,
     )])
     .await;
-    let body = adapter(&fake).request_body(&ModelRequest {
+    let body = adapter(&fake)?.request_body(&ModelRequest {
         system: String::new(),
         messages: vec![
             ModelMessage::User { text: "go".into() },
@@ -332,22 +362,30 @@ async fn assistant_turn_without_text_and_empty_tools() {
         body["messages"][1]["content"],
         json!([{"type":"tool_use","id":"t1","name":"x","input":{}}])
     );
-    assert_eq!(body["messages"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        body["messages"]
+            .as_array()
+            .ok_or("the body has messages")?
+            .len(),
+        3
+    );
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_cut_stream_is_an_error() {
+async fn a_cut_stream_is_an_error() -> TestResult {
     let lines = fixture("anthropic-json-tool.1.chunks.txt");
     // Cut right after the first non-empty argument piece, before the rest arrives.
-    let first_piece = lines
+    let parsed = lines
         .iter()
-        .position(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            v["delta"]["type"] == "input_json_delta" && v["delta"]["partial_json"] != ""
-        })
-        .unwrap();
+        .map(|l| serde_json::from_str::<Value>(l))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first_piece = parsed
+        .iter()
+        .position(|v| v["delta"]["type"] == "input_json_delta" && v["delta"]["partial_json"] != "")
+        .ok_or("the fixture has a non-empty argument piece")?;
     let fake = spawn(vec![stream(lines, Some(first_piece + 1))]).await;
-    let events = collect(&adapter(&fake), simple_request()).await;
+    let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert!(
         events
             .iter()
@@ -357,22 +395,26 @@ async fn a_cut_stream_is_an_error() {
     assert!(!events
         .iter()
         .any(|e| matches!(e, Ok(ModelEvent::Finish(_)))));
-    let last = events.last().unwrap().as_ref().unwrap_err();
+    let last = events
+        .last()
+        .and_then(|e| e.as_ref().err())
+        .ok_or("a cut stream ends with an error")?;
     assert!(last.message.contains("before the turn finished"), "{last}");
 
     // Cut right before message_stop: everything arrived but the end. Still an error.
     let lines = fixture("anthropic-json-tool.1.chunks.txt");
     let n = lines.len();
     let fake = spawn(vec![stream(lines, Some(n - 1))]).await;
-    let events = collect(&adapter(&fake), simple_request()).await;
+    let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert!(!events
         .iter()
         .any(|e| matches!(e, Ok(ModelEvent::Finish(_)))));
-    assert!(events.last().unwrap().is_err());
+    assert!(events.last().is_some_and(Result::is_err), "{events:?}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn an_error_event_is_an_error() {
+async fn an_error_event_is_an_error() -> TestResult {
     let lines = fixture("anthropic-json-tool.1.chunks.txt");
     let events = vec![
         lines[0].clone(),
@@ -382,18 +424,22 @@ async fn an_error_event_is_an_error() {
         lines[lines.len() - 1].clone(),
     ];
     let fake = spawn(vec![stream(events, None)]).await;
-    let events = collect(&adapter(&fake), simple_request()).await;
+    let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert!(!events
         .iter()
         .any(|e| matches!(e, Ok(ModelEvent::Finish(_)))));
     assert_eq!(events.iter().filter(|e| e.is_err()).count(), 1);
-    let error = events.last().unwrap().as_ref().unwrap_err();
+    let error = events
+        .last()
+        .and_then(|e| e.as_ref().err())
+        .ok_or("the stream ends with the error event")?;
     assert!(error.message.contains("overloaded_error"), "{error}");
     assert!(error.message.contains("Overloaded"), "{error}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn http_errors_are_retried_then_reported_without_the_key() {
+async fn http_errors_are_retried_then_reported_without_the_key() -> TestResult {
     // A 529 (overloaded) before anything streamed is retried.
     let fake = spawn(vec![
         Script::Status {
@@ -405,7 +451,7 @@ async fn http_errors_are_retried_then_reported_without_the_key() {
         stream(fixture("anthropic-tool-no-args.chunks.txt"), None),
     ])
     .await;
-    let events = collect(&adapter(&fake), simple_request()).await;
+    let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert!(matches!(
         events.last(),
         Some(Ok(ModelEvent::Finish(FinishReason::ToolCalls)))
@@ -420,33 +466,37 @@ async fn http_errors_are_retried_then_reported_without_the_key() {
         retry_after: None,
     }])
     .await;
-    let events = collect(&adapter(&fake), simple_request()).await;
+    let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert_eq!(events.len(), 1);
-    let error = events[0].as_ref().unwrap_err();
+    let error = events[0].as_ref().err().ok_or("a 401 is an error")?;
     assert!(error.message.contains("401"), "{error}");
     assert!(!error.message.contains(KEY));
     assert_eq!(fake.requests().len(), 1);
-    assert!(!format!("{:?}", adapter(&fake)).contains(KEY));
+    assert!(!format!("{:?}", adapter(&fake)?).contains(KEY));
+    Ok(())
 }
 
 fn sse(
     lines: &[&str],
-) -> impl futures::Stream<Item = Result<SseEvent, ProviderError>> + Send + 'static {
-    let events: Vec<_> = lines
+) -> Result<
+    impl futures::Stream<Item = Result<SseEvent, ProviderError>> + Send + 'static,
+    Box<dyn std::error::Error>,
+> {
+    let events = lines
         .iter()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
+        .map(|l| -> Result<SseEvent, Box<dyn std::error::Error>> {
+            let v: Value = serde_json::from_str(l)?;
             Ok(SseEvent {
-                event: v["type"].as_str().unwrap().to_owned(),
+                event: v["type"].as_str().ok_or("an event has a type")?.to_owned(),
                 data: (*l).to_owned(),
             })
         })
-        .collect();
-    futures::stream::iter(events)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(futures::stream::iter(events.into_iter().map(Ok)))
 }
 
 #[tokio::test]
-async fn decode_handles_whole_input_thinking_and_end_turn() {
+async fn decode_handles_whole_input_thinking_and_end_turn() -> TestResult {
     let events: Vec<_> = decode(sse(&[
         r#"{"type":"message_start","message":{"id":"m","content":[]}}"#,
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
@@ -461,10 +511,10 @@ async fn decode_handles_whole_input_thinking_and_end_turn() {
         r#"{"type":"content_block_stop","index":2}"#,
         r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
         r#"{"type":"message_stop"}"#,
-    ]))
+    ])?)
     .collect()
     .await;
-    let events: Vec<ModelEvent> = events.into_iter().map(Result::unwrap).collect();
+    let events = events.into_iter().collect::<Result<Vec<_>, _>>()?;
     assert_eq!(
         events,
         vec![
@@ -484,21 +534,24 @@ async fn decode_handles_whole_input_thinking_and_end_turn() {
 
     let reason = |stop: &'static str| async move {
         let line = format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{stop}"}}}}"#);
-        let events: Vec<_> = decode(sse(&[&line, r#"{"type":"message_stop"}"#]))
+        let events: Vec<_> = decode(sse(&[&line, r#"{"type":"message_stop"}"#])?)
             .collect()
             .await;
-        events.into_iter().map(Result::unwrap).collect::<Vec<_>>()
+        events
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(Box::<dyn std::error::Error>::from)
     };
     assert_eq!(
-        reason("max_tokens").await,
+        reason("max_tokens").await?,
         [ModelEvent::Finish(FinishReason::Length)]
     );
     assert_eq!(
-        reason("stop_sequence").await,
+        reason("stop_sequence").await?,
         [ModelEvent::Finish(FinishReason::Stop)]
     );
     assert_eq!(
-        reason("refusal").await,
+        reason("refusal").await?,
         [ModelEvent::Finish(FinishReason::Other)]
     );
 
@@ -511,4 +564,5 @@ async fn decode_handles_whole_input_thinking_and_end_turn() {
     .await;
     assert_eq!(events.len(), 1);
     assert!(events[0].is_err());
+    Ok(())
 }

@@ -19,7 +19,7 @@ use server::{
 };
 use support::{
     fake_provider::{fixture, spawn, FakeProvider, Script, Wire},
-    Reply,
+    Reply, TestResult,
 };
 
 const KEY: &str = "test-key";
@@ -38,14 +38,13 @@ fn settings() -> HttpSettings {
     }
 }
 
-fn adapter(fake: &FakeProvider, key: Option<&str>) -> OpenAiChat {
+fn adapter(fake: &FakeProvider, key: Option<&str>) -> Result<OpenAiChat, ProviderError> {
     OpenAiChat::new(
         fake.base_url("/v1"),
         key.map(str::to_owned),
         "test-model",
         settings(),
     )
-    .unwrap()
 }
 
 fn weather_tool() -> ToolSpec {
@@ -110,10 +109,10 @@ async fn collect(
     provider.stream_turn(request).collect().await
 }
 
-fn ok_events(items: Vec<Result<ModelEvent, ProviderError>>) -> Vec<ModelEvent> {
+fn ok_events(items: Vec<Result<ModelEvent, ProviderError>>) -> Result<Vec<ModelEvent>, String> {
     items
         .into_iter()
-        .map(|item| item.unwrap_or_else(|e| panic!("unexpected error: {e}")))
+        .map(|item| item.map_err(|e| format!("unexpected error: {e}")))
         .collect()
 }
 
@@ -129,10 +128,10 @@ struct Recorded {
     finish: Option<String>,
 }
 
-fn recorded(lines: &[String]) -> Recorded {
+fn recorded(lines: &[String]) -> Result<Recorded, Box<dyn std::error::Error>> {
     let mut out = Recorded::default();
     for line in lines {
-        let chunk: Value = serde_json::from_str(line).unwrap();
+        let chunk: Value = serde_json::from_str(line)?;
         for choice in chunk["choices"].as_array().into_iter().flatten() {
             let delta = &choice["delta"];
             if let Some(text) = delta["content"].as_str() {
@@ -144,7 +143,9 @@ fn recorded(lines: &[String]) -> Recorded {
                 }
             }
             for call in delta["tool_calls"].as_array().into_iter().flatten() {
-                let index = call["index"].as_u64().unwrap();
+                let index = call["index"]
+                    .as_u64()
+                    .ok_or("a tool call piece has an index")?;
                 let entry = out.calls.entry(index).or_default();
                 if let Some(id) = call["id"].as_str().filter(|s| !s.is_empty()) {
                     if entry.0.is_empty() {
@@ -165,7 +166,7 @@ fn recorded(lines: &[String]) -> Recorded {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The adapter's events folded the same way: id -> (name, start count, arguments, ended).
@@ -225,17 +226,17 @@ fn mapped(reason: &str) -> FinishReason {
 // ---------------------------------------------------------------------------------------
 // 1. Replays of recorded streams over a socket.
 
-async fn replay(name: &str) {
+async fn replay(name: &str) -> TestResult {
     let lines = fixture(name);
-    let expected = recorded(&lines);
+    let expected = recorded(&lines)?;
     let fake = spawn(vec![Script::Stream {
         events: lines.clone(),
         wire: Wire::ChatCompletions,
         cut_after: None,
     }])
     .await;
-    let provider = adapter(&fake, Some(KEY));
-    let events = ok_events(collect(&provider, simple_request()).await);
+    let provider = adapter(&fake, Some(KEY))?;
+    let events = ok_events(collect(&provider, simple_request()).await)?;
     let got = fold(&events);
 
     assert_eq!(fake.requests().len(), 1, "{name}");
@@ -273,49 +274,49 @@ async fn replay(name: &str) {
             assert!(!text.is_empty(), "{name}: empty text delta");
         }
     }
-    let reason = expected.finish.as_deref().expect("the fixture finishes");
+    let reason = expected.finish.as_deref().ok_or("the fixture finishes")?;
     assert_eq!(got.finish, Some(mapped(reason)), "{name}");
     assert_eq!(got.after_finish, 0, "{name}: Finish is last");
     assert!(
         matches!(events.last(), Some(ModelEvent::Finish(_))),
         "{name}"
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn replays_deepseek_reasoning_then_incremental_call() {
-    let expected = recorded(&fixture(CHAT_FIXTURES[0]));
+async fn replays_deepseek_reasoning_then_incremental_call() -> TestResult {
+    let expected = recorded(&fixture(CHAT_FIXTURES[0]))?;
     assert!(!expected.reasoning.is_empty(), "deepseek reasons first");
-    replay(CHAT_FIXTURES[0]).await;
+    replay(CHAT_FIXTURES[0]).await
 }
 
 #[tokio::test]
-async fn replays_groq_arguments_in_one_chunk() {
-    replay(CHAT_FIXTURES[1]).await;
+async fn replays_groq_arguments_in_one_chunk() -> TestResult {
+    replay(CHAT_FIXTURES[1]).await
 }
 
 #[tokio::test]
-async fn replays_mistral_with_empty_name_on_later_chunk() {
-    replay(CHAT_FIXTURES[2]).await;
+async fn replays_mistral_with_empty_name_on_later_chunk() -> TestResult {
+    replay(CHAT_FIXTURES[2]).await
 }
 
 #[tokio::test]
-async fn replays_xai_long_reasoning_and_usage_only_chunk() {
+async fn replays_xai_long_reasoning_and_usage_only_chunk() -> TestResult {
     let lines = fixture(CHAT_FIXTURES[3]);
     assert!(
         lines.iter().any(|l| l.contains(r#""choices":[]"#)),
         "the xai fixture ends with a usage-only chunk"
     );
-    replay(CHAT_FIXTURES[3]).await;
+    replay(CHAT_FIXTURES[3]).await
 }
 
 // ---------------------------------------------------------------------------------------
 // 2. Request bodies.
 
 #[test]
-fn request_body_maps_tools_and_starts_with_the_system_message() {
-    let provider =
-        OpenAiChat::new("http://localhost:11434/v1/", None, "qwen3", settings()).unwrap();
+fn request_body_maps_tools_and_starts_with_the_system_message() -> TestResult {
+    let provider = OpenAiChat::new("http://localhost:11434/v1/", None, "qwen3", settings())?;
     let body = provider.request_body(&simple_request());
     assert_eq!(body["model"], "qwen3");
     assert_eq!(body["stream"], true);
@@ -340,21 +341,23 @@ fn request_body_maps_tools_and_starts_with_the_system_message() {
         ])
     );
     assert_eq!(provider.url(), "http://localhost:11434/v1/chat/completions");
+    Ok(())
 }
 
 #[test]
-fn request_body_without_tools_has_no_tools_or_tool_choice() {
-    let provider = OpenAiChat::new("http://x/v1", None, "m", settings()).unwrap();
+fn request_body_without_tools_has_no_tools_or_tool_choice() -> TestResult {
+    let provider = OpenAiChat::new("http://x/v1", None, "m", settings())?;
     let mut request = simple_request();
     request.tools = Vec::new().into();
     let body = provider.request_body(&request);
     assert!(body.get("tools").is_none(), "{body}");
     assert!(body.get("tool_choice").is_none(), "{body}");
+    Ok(())
 }
 
 #[test]
-fn request_body_carries_calls_and_tool_results() {
-    let provider = OpenAiChat::new("http://x/v1", None, "m", settings()).unwrap();
+fn request_body_carries_calls_and_tool_results() -> TestResult {
+    let provider = OpenAiChat::new("http://x/v1", None, "m", settings())?;
     let body = provider.request_body(&history_request());
     assert_eq!(
         body["messages"],
@@ -375,20 +378,21 @@ fn request_body_carries_calls_and_tool_results() {
             {"role": "user", "content": "And tomorrow?"},
         ])
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn the_body_sent_over_the_socket_is_request_body_with_the_bearer_key() {
+async fn the_body_sent_over_the_socket_is_request_body_with_the_bearer_key() -> TestResult {
     let fake = spawn(vec![Script::Stream {
         events: fixture(CHAT_FIXTURES[1]),
         wire: Wire::ChatCompletions,
         cut_after: None,
     }])
     .await;
-    let provider = adapter(&fake, Some(KEY));
+    let provider = adapter(&fake, Some(KEY))?;
     let request = history_request();
     let expected = provider.request_body(&request);
-    ok_events(collect(&provider, request).await);
+    ok_events(collect(&provider, request).await)?;
     let sent = fake.requests();
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].body, expected);
@@ -404,10 +408,11 @@ async fn the_body_sent_over_the_socket_is_request_body_with_the_bearer_key() {
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json")));
+    Ok(())
 }
 
 #[tokio::test]
-async fn without_a_key_there_is_no_authorization_header() {
+async fn without_a_key_there_is_no_authorization_header() -> TestResult {
     let fake = spawn(vec![Script::Stream {
         events: fixture(CHAT_FIXTURES[1]),
         wire: Wire::ChatCompletions,
@@ -415,21 +420,22 @@ async fn without_a_key_there_is_no_authorization_header() {
     }])
     .await;
     for key in [None, Some("")] {
-        let provider = adapter(&fake, key);
-        ok_events(collect(&provider, simple_request()).await);
+        let provider = adapter(&fake, key)?;
+        ok_events(collect(&provider, simple_request()).await)?;
     }
     let sent = fake.requests();
     assert_eq!(sent.len(), 2);
     for request in sent {
         assert!(request.headers.get("authorization").is_none());
     }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
 // Errors from the provider.
 
 #[tokio::test]
-async fn a_500_is_retried_before_anything_streamed() {
+async fn a_500_is_retried_before_anything_streamed() -> TestResult {
     let fake = spawn(vec![
         Script::Status {
             status: 500,
@@ -443,15 +449,16 @@ async fn a_500_is_retried_before_anything_streamed() {
         },
     ])
     .await;
-    let provider = adapter(&fake, Some(KEY));
-    let events = ok_events(collect(&provider, simple_request()).await);
+    let provider = adapter(&fake, Some(KEY))?;
+    let events = ok_events(collect(&provider, simple_request()).await)?;
     assert_eq!(fake.requests().len(), 2);
     assert_eq!(fake.requests()[0].body, fake.requests()[1].body);
     assert_eq!(fold(&events).finish, Some(FinishReason::ToolCalls));
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_401_is_one_error_that_never_shows_the_key() {
+async fn a_401_is_one_error_that_never_shows_the_key() -> TestResult {
     let secret = "sk-very-secret-0123456789";
     let fake = spawn(vec![Script::Status {
         status: 401,
@@ -459,18 +466,19 @@ async fn a_401_is_one_error_that_never_shows_the_key() {
         retry_after: None,
     }])
     .await;
-    let provider = adapter(&fake, Some(secret));
+    let provider = adapter(&fake, Some(secret))?;
     let items = collect(&provider, simple_request()).await;
     assert_eq!(items.len(), 1, "{items:?}");
-    let error = items[0].clone().unwrap_err();
+    let error = items[0].clone().err().ok_or("a 401 is an error")?;
     assert!(error.message.contains("401"), "{}", error.message);
     assert!(!error.message.contains(secret), "{}", error.message);
     assert_eq!(fake.requests().len(), 1, "a 401 is not retried");
     assert!(!format!("{provider:?}").contains(secret));
+    Ok(())
 }
 
 #[tokio::test]
-async fn an_error_object_in_the_stream_is_an_error_with_its_message() {
+async fn an_error_object_in_the_stream_is_an_error_with_its_message() -> TestResult {
     let fake = spawn(vec![Script::Stream {
         events: vec![
             chunk(json!({"role": "assistant", "content": "Hi"}), None),
@@ -480,26 +488,31 @@ async fn an_error_object_in_the_stream_is_an_error_with_its_message() {
         cut_after: None,
     }])
     .await;
-    let provider = adapter(&fake, None);
+    let provider = adapter(&fake, None)?;
     let items = collect(&provider, simple_request()).await;
     assert_eq!(items[0], Ok(ModelEvent::TextDelta("Hi".into())));
-    let last = items.last().unwrap().clone().unwrap_err();
+    let last = items
+        .last()
+        .cloned()
+        .and_then(Result::err)
+        .ok_or("the stream ends with an error")?;
     assert!(
         last.message.contains("upstream model crashed"),
         "{}",
         last.message
     );
     assert_eq!(items.len(), 2, "{items:?}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_cut_stream_is_an_error_not_a_finish() {
+async fn a_cut_stream_is_an_error_not_a_finish() -> TestResult {
     let lines = fixture(CHAT_FIXTURES[0]);
     // In the middle of the call's arguments.
     let cut = lines
         .iter()
         .position(|l| l.contains(r#""location""#))
-        .unwrap()
+        .ok_or("the fixture's arguments have a location")?
         + 1;
     let fake = spawn(vec![Script::Stream {
         events: lines,
@@ -507,14 +520,19 @@ async fn a_cut_stream_is_an_error_not_a_finish() {
         cut_after: Some(cut),
     }])
     .await;
-    let provider = adapter(&fake, None);
+    let provider = adapter(&fake, None)?;
     let items = collect(&provider, simple_request()).await;
-    let last = items.last().unwrap().clone().unwrap_err();
+    let last = items
+        .last()
+        .cloned()
+        .and_then(Result::err)
+        .ok_or("the stream ends with an error")?;
     assert_eq!(last.message, "stream ended before the turn finished");
     assert!(items.iter().all(|i| !matches!(
         i,
         Ok(ModelEvent::Finish(_)) | Ok(ModelEvent::ToolCallEnd { .. })
     )));
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -573,14 +591,14 @@ fn end(id: &str) -> ModelEvent {
 }
 
 #[tokio::test]
-async fn an_id_after_argument_pieces_starts_the_call_then_replays_them() {
+async fn an_id_after_argument_pieces_starts_the_call_then_replays_them() -> TestResult {
     let a = chunk(call_piece(0, None, Some("getWeather"), "{\"ci"), None);
     let b = chunk(call_piece(0, Some("call_late"), None, "ty\":"), None);
     let c = chunk(call_piece(0, Some(""), Some(""), "\"Huế\"}"), None);
     let d = chunk(json!({}), Some("tool_calls"));
     let items = decode_lines(&[&a, &b, &c, &d]).await;
     assert_eq!(
-        ok_events(items),
+        ok_events(items)?,
         vec![
             start("call_late", "getWeather"),
             delta("call_late", "{\"ci"),
@@ -590,10 +608,11 @@ async fn an_id_after_argument_pieces_starts_the_call_then_replays_them() {
             ModelEvent::Finish(FinishReason::ToolCalls),
         ]
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn parallel_calls_are_kept_apart_by_index_and_later_ids_are_ignored() {
+async fn parallel_calls_are_kept_apart_by_index_and_later_ids_are_ignored() -> TestResult {
     let lines = [
         chunk(json!({"role": "assistant", "content": "Checking "}), None),
         chunk(json!({"content": "both."}), None),
@@ -609,7 +628,7 @@ async fn parallel_calls_are_kept_apart_by_index_and_later_ids_are_ignored() {
     ];
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     assert_eq!(
-        ok_events(decode_lines(&lines).await),
+        ok_events(decode_lines(&lines).await)?,
         vec![
             ModelEvent::TextDelta("Checking ".into()),
             ModelEvent::TextDelta("both.".into()),
@@ -622,14 +641,15 @@ async fn parallel_calls_are_kept_apart_by_index_and_later_ids_are_ignored() {
             ModelEvent::Finish(FinishReason::ToolCalls),
         ]
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn done_without_a_finish_reason_is_a_stop_and_ends_calls() {
+async fn done_without_a_finish_reason_is_a_stop_and_ends_calls() -> TestResult {
     let a = chunk(call_piece(0, Some("c1"), Some("getWeather"), "{}"), None);
     let items = decode_lines(&[&a, "[DONE]"]).await;
     assert_eq!(
-        ok_events(items),
+        ok_events(items)?,
         vec![
             start("c1", "getWeather"),
             delta("c1", "{}"),
@@ -637,6 +657,7 @@ async fn done_without_a_finish_reason_is_a_stop_and_ends_calls() {
             ModelEvent::Finish(FinishReason::Stop),
         ]
     );
+    Ok(())
 }
 
 #[tokio::test]
@@ -665,7 +686,7 @@ async fn malformed_json_stops_with_an_error() {
 }
 
 #[tokio::test]
-async fn usage_only_chunks_reasoning_and_finish_reasons_map() {
+async fn usage_only_chunks_reasoning_and_finish_reasons_map() -> TestResult {
     let usage = json!({"choices": [], "usage": {"total_tokens": 3}}).to_string();
     let reasoning = chunk(
         json!({"reasoning_content": "hmm", "reasoning": "hmm", "content": null}),
@@ -681,13 +702,14 @@ async fn usage_only_chunks_reasoning_and_finish_reasons_map() {
         let fin = chunk(json!({"content": ""}), Some(reason));
         let items = decode_lines(&[&reasoning, &usage, &text, &fin, &usage, "[DONE]"]).await;
         assert_eq!(
-            ok_events(items),
+            ok_events(items)?,
             vec![
                 ModelEvent::TextDelta("Xin chào".into()),
                 ModelEvent::Finish(mapped)
             ]
         );
     }
+    Ok(())
 }
 
 #[tokio::test]
@@ -719,8 +741,8 @@ async fn a_transport_error_is_passed_on_and_stops() {
 // ---------------------------------------------------------------------------------------
 // 3. The whole server on this adapter.
 
-fn provider_for(fake: &FakeProvider) -> SharedProvider {
-    Arc::new(adapter(fake, Some(KEY)))
+fn provider_for(fake: &FakeProvider) -> Result<SharedProvider, ProviderError> {
+    Ok(Arc::new(adapter(fake, Some(KEY))?))
 }
 
 fn text_answer(text: &str) -> Script {
@@ -749,7 +771,7 @@ fn assert_ends_well_formed(reply: &Reply) {
 }
 
 #[tokio::test]
-async fn server_answers_an_unknown_tool_with_the_list_of_tools() {
+async fn server_answers_an_unknown_tool_with_the_list_of_tools() -> TestResult {
     let rocket = Script::Stream {
         events: vec![
             chunk(json!({"role": "assistant", "content": null}), None),
@@ -765,7 +787,7 @@ async fn server_answers_an_unknown_tool_with_the_list_of_tools() {
         cut_after: None,
     };
     let fake = spawn(vec![rocket, text_answer("I cannot launch rockets.")]).await;
-    let app = support::spawn_app_with_provider(provider_for(&fake)).await;
+    let app = support::spawn_app_with_provider(provider_for(&fake)?).await;
     let reply = app.chat(None, "Launch a rocket").await;
     assert_ends_well_formed(&reply);
     let errors = reply.of_type("tool-input-error");
@@ -773,7 +795,9 @@ async fn server_answers_an_unknown_tool_with_the_list_of_tools() {
     assert_eq!(errors[0]["toolName"], "launchRocket");
     assert_eq!(errors[0]["error"]["code"], "UNKNOWN_TOOL");
     assert_eq!(errors[0]["input"], json!({"target": "moon"}));
-    let text = errors[0]["errorText"].as_str().unwrap();
+    let text = errors[0]["errorText"]
+        .as_str()
+        .ok_or("the input error has a text")?;
     for tool in ["getWeather", "searchRestaurants", "createBooking"] {
         assert!(text.contains(tool), "{text}");
     }
@@ -784,22 +808,31 @@ async fn server_answers_an_unknown_tool_with_the_list_of_tools() {
     // The second turn told the model about the error, matched by the call id.
     let sent = fake.requests();
     assert_eq!(sent.len(), 2);
-    let messages = sent[1].body["messages"].as_array().unwrap();
+    let messages = sent[1].body["messages"]
+        .as_array()
+        .ok_or("the second request has messages")?;
     let call = messages
         .iter()
         .find(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())
-        .unwrap();
+        .ok_or("the second request repeats the call")?;
     assert_eq!(call["tool_calls"][0]["function"]["name"], "launchRocket");
-    let result = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .ok_or("the second request has the tool result")?;
     assert_eq!(result["tool_call_id"], call["tool_calls"][0]["id"]);
     assert!(
-        result["content"].as_str().unwrap().contains("UNKNOWN_TOOL"),
+        result["content"]
+            .as_str()
+            .ok_or("the tool result has a content")?
+            .contains("UNKNOWN_TOOL"),
         "{result}"
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn server_retries_a_500_then_streams_the_recorded_groq_call() {
+async fn server_retries_a_500_then_streams_the_recorded_groq_call() -> TestResult {
     let fake = spawn(vec![
         Script::Status {
             status: 500,
@@ -818,12 +851,16 @@ async fn server_retries_a_500_then_streams_the_recorded_groq_call() {
         max_tool_errors: 1,
         ..AgentConfig::default()
     };
-    let app = support::spawn_app_with_provider_and(provider_for(&fake), config).await;
+    let app = support::spawn_app_with_provider_and(provider_for(&fake)?, config).await;
     let reply = app.chat(None, "Weather?").await;
     assert_ends_well_formed(&reply);
     assert_eq!(fake.requests().len(), 2);
-    let expected = recorded(&fixture(CHAT_FIXTURES[1]));
-    let (id, name, args) = expected.calls[&0].clone();
+    let expected = recorded(&fixture(CHAT_FIXTURES[1]))?;
+    let (id, name, args) = expected
+        .calls
+        .get(&0)
+        .cloned()
+        .ok_or("the fixture has a call")?;
     let starts = reply.of_type("tool-input-start");
     assert_eq!(starts.len(), 1, "{:#?}", reply.events);
     assert_eq!(starts[0]["toolName"], name.as_str());
@@ -843,9 +880,10 @@ async fn server_retries_a_500_then_streams_the_recorded_groq_call() {
         reply.status_of_run().as_deref(),
         Some("too-many-tool-errors")
     );
+    Ok(())
 }
 
-async fn cut_run(events: Vec<String>, cut: usize, tool: &str) {
+async fn cut_run(events: Vec<String>, cut: usize, tool: &str) -> TestResult {
     assert!(cut < events.len());
     let fake = spawn(vec![Script::Stream {
         events,
@@ -853,7 +891,7 @@ async fn cut_run(events: Vec<String>, cut: usize, tool: &str) {
         cut_after: Some(cut),
     }])
     .await;
-    let app = support::spawn_app_with_provider(provider_for(&fake)).await;
+    let app = support::spawn_app_with_provider(provider_for(&fake)?).await;
     let reply = app.chat(None, "Thời tiết Hà Nội?").await;
     assert_ends_well_formed(&reply);
     assert_eq!(
@@ -872,10 +910,11 @@ async fn cut_run(events: Vec<String>, cut: usize, tool: &str) {
     assert_eq!(errors[0]["toolCallId"], starts[0]["toolCallId"]);
     assert_eq!(errors[0]["error"]["code"], "INTERRUPTED");
     assert_eq!(fake.requests().len(), 1, "a cut stream is not retried");
+    Ok(())
 }
 
 #[tokio::test]
-async fn server_never_runs_a_call_whose_stream_was_cut_mid_arguments() {
+async fn server_never_runs_a_call_whose_stream_was_cut_mid_arguments() -> TestResult {
     let events = vec![
         chunk(json!({"role": "assistant", "content": null}), None),
         chunk(call_piece(0, Some("call_w"), Some("getWeather"), ""), None),
@@ -885,27 +924,27 @@ async fn server_never_runs_a_call_whose_stream_was_cut_mid_arguments() {
         chunk(json!({}), Some("tool_calls")),
     ];
     // After `{"city":"Hà Nội",` — valid-looking so far, but incomplete.
-    cut_run(events, 4, "getWeather").await;
+    cut_run(events, 4, "getWeather").await
 }
 
 #[tokio::test]
-async fn server_never_runs_the_recorded_mistral_call_when_cut_before_finish() {
+async fn server_never_runs_the_recorded_mistral_call_when_cut_before_finish() -> TestResult {
     let events = fixture(CHAT_FIXTURES[2]);
     // Complete arguments, but neither finish_reason nor [DONE]: still not run.
     let cut = events.len() - 1;
-    cut_run(events, cut, "webSearchTool").await;
+    cut_run(events, cut, "webSearchTool").await
 }
 
 #[tokio::test]
-async fn a_local_server_without_a_model_name_uses_its_first_model() {
+async fn a_local_server_without_a_model_name_uses_its_first_model() -> TestResult {
     let fake = spawn(vec![Script::Status {
         status: 200,
         body: r#"{"object":"list","data":[{"id":"qwen2.5:7b","object":"model"},{"id":"llama3.2","object":"model"}]}"#.to_owned(),
         retry_after: None,
     }])
     .await;
-    let adapter = OpenAiChat::new(fake.base_url("/v1"), None, "", settings()).unwrap();
-    assert_eq!(adapter.discover_model().await.unwrap(), "qwen2.5:7b");
+    let adapter = OpenAiChat::new(fake.base_url("/v1"), None, "", settings())?;
+    assert_eq!(adapter.discover_model().await?, "qwen2.5:7b");
     assert_eq!(fake.requests()[0].path, "/v1/models");
 
     let missing = spawn(vec![Script::Status {
@@ -914,7 +953,13 @@ async fn a_local_server_without_a_model_name_uses_its_first_model() {
         retry_after: None,
     }])
     .await;
-    let adapter = OpenAiChat::new(missing.base_url("/v1"), None, "", settings()).unwrap();
-    let error = adapter.discover_model().await.unwrap_err().to_string();
+    let adapter = OpenAiChat::new(missing.base_url("/v1"), None, "", settings())?;
+    let error = adapter
+        .discover_model()
+        .await
+        .err()
+        .ok_or("a server without a model list is an error")?
+        .to_string();
     assert!(error.contains("DATBAN_MODEL"), "{error}");
+    Ok(())
 }

@@ -12,7 +12,10 @@ use server::model::{
     FinishReason, ModelEvent, ModelMessage, ModelProvider, ModelRequest, ProposedCall,
     ProviderError, ToolSpec,
 };
-use support::fake_provider::{fixture, spawn, Script, Wire};
+use support::{
+    fake_provider::{fixture, spawn, Script, Wire},
+    TestResult,
+};
 
 const FIXTURE: &str = "openai-client-tool-search.2.chunks.txt";
 
@@ -23,8 +26,8 @@ fn settings() -> HttpSettings {
     }
 }
 
-fn provider(base_url: String) -> OpenAiResponses {
-    OpenAiResponses::new(base_url, Some("test-key".into()), "gpt-test", settings()).unwrap()
+fn provider(base_url: String) -> Result<OpenAiResponses, ProviderError> {
+    OpenAiResponses::new(base_url, Some("test-key".into()), "gpt-test", settings())
 }
 
 fn request() -> ModelRequest {
@@ -74,10 +77,12 @@ fn request() -> ModelRequest {
     }
 }
 
-async fn collect(stream: server::model::TurnStream) -> Vec<Result<ModelEvent, ProviderError>> {
+async fn collect(
+    stream: server::model::TurnStream,
+) -> Result<Vec<Result<ModelEvent, ProviderError>>, &'static str> {
     tokio::time::timeout(Duration::from_secs(20), stream.collect::<Vec<_>>())
         .await
-        .expect("the turn stream did not end")
+        .map_err(|_| "the turn stream did not end")
 }
 
 /// What the fixture itself says the turn contains.
@@ -93,32 +98,45 @@ struct Expected {
     finish: Option<FinishReason>,
 }
 
-fn expected(lines: &[String]) -> Expected {
+fn expected(lines: &[String]) -> Result<Expected, Box<dyn std::error::Error>> {
     let mut out = Expected::default();
     let mut by_item: BTreeMap<String, String> = BTreeMap::new();
     for line in lines {
-        let v: Value = serde_json::from_str(line).unwrap();
-        match v["type"].as_str().unwrap() {
-            "response.output_item.added" if v["item"]["type"] == "function_call" => {
-                let call_id = v["item"]["call_id"].as_str().unwrap().to_owned();
-                by_item.insert(v["item"]["id"].as_str().unwrap().into(), call_id.clone());
-                out.calls
-                    .push((call_id, v["item"]["name"].as_str().unwrap().into()));
+        let v: Value = serde_json::from_str(line)?;
+        let item = &v["item"];
+        match v["type"].as_str().ok_or("an event has a type")? {
+            "response.output_item.added" if item["type"] == "function_call" => {
+                let call_id = item["call_id"].as_str().ok_or("a call has a call_id")?;
+                let item_id = item["id"].as_str().ok_or("an item has an id")?;
+                by_item.insert(item_id.into(), call_id.to_owned());
+                let name = item["name"].as_str().ok_or("a call has a name")?;
+                out.calls.push((call_id.to_owned(), name.into()));
             }
             "response.function_call_arguments.delta" => {
-                let call_id = &by_item[v["item_id"].as_str().unwrap()];
+                let item_id = v["item_id"].as_str().ok_or("a delta has an item_id")?;
+                let call_id = by_item
+                    .get(item_id)
+                    .ok_or("an argument delta belongs to an added call")?;
                 out.from_deltas
                     .entry(call_id.clone())
                     .or_default()
-                    .push_str(v["delta"].as_str().unwrap());
+                    .push_str(v["delta"].as_str().ok_or("a delta has text")?);
             }
-            "response.output_item.done" if v["item"]["type"] == "function_call" => {
+            "response.output_item.done" if item["type"] == "function_call" => {
                 out.from_done.insert(
-                    v["item"]["call_id"].as_str().unwrap().into(),
-                    v["item"]["arguments"].as_str().unwrap().into(),
+                    item["call_id"]
+                        .as_str()
+                        .ok_or("a call has a call_id")?
+                        .into(),
+                    item["arguments"]
+                        .as_str()
+                        .ok_or("a done call has its arguments")?
+                        .into(),
                 );
             }
-            "response.output_text.delta" => out.text.push_str(v["delta"].as_str().unwrap()),
+            "response.output_text.delta" => out
+                .text
+                .push_str(v["delta"].as_str().ok_or("a text delta has text")?),
             "response.completed" => {
                 out.finish = Some(if out.calls.is_empty() {
                     FinishReason::Stop
@@ -130,13 +148,13 @@ fn expected(lines: &[String]) -> Expected {
             _ => {}
         }
     }
-    out
+    Ok(out)
 }
 
 #[tokio::test]
-async fn replays_the_recorded_stream() {
+async fn replays_the_recorded_stream() -> TestResult {
     let lines = fixture(FIXTURE);
-    let want = expected(&lines);
+    let want = expected(&lines)?;
     assert!(!want.calls.is_empty(), "the fixture has a function call");
     assert!(want.finish.is_some(), "the fixture ends the turn");
 
@@ -146,17 +164,19 @@ async fn replays_the_recorded_stream() {
         cut_after: None,
     }])
     .await;
-    let model = provider(fake.base_url("/v1"));
-    let items = collect(model.stream_turn(request())).await;
+    let model = provider(fake.base_url("/v1"))?;
+    let items = collect(model.stream_turn(request())).await?;
     let events: Vec<ModelEvent> = items
         .into_iter()
-        .map(|item| item.expect("no error in the recorded stream"))
-        .collect();
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("an error in the recorded stream: {e}"))?;
 
     // Exactly one Finish, last, with the fixture's reason.
     assert_eq!(
         events.last(),
-        Some(&ModelEvent::Finish(want.finish.unwrap()))
+        Some(&ModelEvent::Finish(
+            want.finish.ok_or("the fixture ends the turn")?
+        ))
     );
     assert_eq!(
         events
@@ -190,7 +210,8 @@ async fn replays_the_recorded_stream() {
     assert_eq!(arguments, want.from_deltas);
     assert_eq!(arguments, want.from_done);
     for text in arguments.values() {
-        serde_json::from_str::<Value>(text).expect("reassembled arguments are JSON");
+        serde_json::from_str::<Value>(text)
+            .map_err(|e| format!("reassembled arguments are not JSON: {e}: {text}"))?;
     }
 
     // Each call: start, deltas, one end, in that order.
@@ -221,17 +242,18 @@ async fn replays_the_recorded_stream() {
         })
         .collect();
     assert_eq!(text, want.text);
+    Ok(())
 }
 
 #[tokio::test]
-async fn sends_the_request_body_and_key() {
+async fn sends_the_request_body_and_key() -> TestResult {
     let fake = spawn(vec![Script::Stream {
         events: fixture(FIXTURE),
         wire: Wire::NamedEvents,
         cut_after: None,
     }])
     .await;
-    let model = provider(fake.base_url("/v1"));
+    let model = provider(fake.base_url("/v1"))?;
     let body = model.request_body(&request());
 
     assert_eq!(body["model"], "gpt-test");
@@ -260,36 +282,41 @@ async fn sends_the_request_body_and_key() {
         ])
     );
 
-    let items = collect(model.stream_turn(request())).await;
+    let items = collect(model.stream_turn(request())).await?;
     assert!(items.iter().all(Result::is_ok));
     let requests = fake.requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].path, "/v1/responses");
     assert_eq!(requests[0].body, body);
     assert_eq!(
-        requests[0].headers.get("authorization").unwrap(),
+        requests[0]
+            .headers
+            .get("authorization")
+            .ok_or("the request has an authorization header")?,
         "Bearer test-key"
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn no_key_sends_no_authorization() {
+async fn no_key_sends_no_authorization() -> TestResult {
     let fake = spawn(vec![Script::Stream {
         events: fixture(FIXTURE),
         wire: Wire::NamedEvents,
         cut_after: None,
     }])
     .await;
-    let model = OpenAiResponses::new(fake.base_url("/v1/"), None, "m", settings()).unwrap();
-    let items = collect(model.stream_turn(request())).await;
+    let model = OpenAiResponses::new(fake.base_url("/v1/"), None, "m", settings())?;
+    let items = collect(model.stream_turn(request())).await?;
     assert!(items.iter().all(Result::is_ok));
     let requests = fake.requests();
     assert_eq!(requests[0].path, "/v1/responses");
     assert!(requests[0].headers.get("authorization").is_none());
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_cut_stream_is_an_error_without_finish() {
+async fn a_cut_stream_is_an_error_without_finish() -> TestResult {
     let lines = fixture(FIXTURE);
     let deltas: Vec<usize> = lines
         .iter()
@@ -305,9 +332,9 @@ async fn a_cut_stream_is_an_error_without_finish() {
         cut_after: Some(cut),
     }])
     .await;
-    let items = collect(provider(fake.base_url("/v1")).stream_turn(request())).await;
-    let (last, rest) = items.split_last().unwrap();
-    let error = last.as_ref().unwrap_err();
+    let items = collect(provider(fake.base_url("/v1"))?.stream_turn(request())).await?;
+    let (last, rest) = items.split_last().ok_or("the stream yields something")?;
+    let error = last.as_ref().err().ok_or("the stream ends with an error")?;
     assert_eq!(error.message, "stream ended before the turn finished");
     assert!(rest.iter().all(Result::is_ok));
     assert!(rest
@@ -317,6 +344,7 @@ async fn a_cut_stream_is_an_error_without_finish() {
         e,
         Ok(ModelEvent::Finish(_)) | Ok(ModelEvent::ToolCallEnd { .. })
     )));
+    Ok(())
 }
 
 /// A `response.failed` in the API's own shape, after some text.
@@ -345,27 +373,28 @@ fn failed_stream() -> Vec<String> {
 }
 
 #[tokio::test]
-async fn a_failed_response_is_an_error() {
+async fn a_failed_response_is_an_error() -> TestResult {
     let fake = spawn(vec![Script::Stream {
         events: failed_stream(),
         wire: Wire::NamedEvents,
         cut_after: None,
     }])
     .await;
-    let items = collect(provider(fake.base_url("/v1")).stream_turn(request())).await;
+    let items = collect(provider(fake.base_url("/v1"))?.stream_turn(request())).await?;
     assert_eq!(items[0], Ok(ModelEvent::TextDelta("Đang".into())));
-    let (last, rest) = items.split_last().unwrap();
-    let error = last.as_ref().unwrap_err();
+    let (last, rest) = items.split_last().ok_or("the stream yields something")?;
+    let error = last.as_ref().err().ok_or("the stream ends with an error")?;
     assert!(error.message.contains("server_error"), "{}", error.message);
     assert!(error
         .message
         .contains("The model produced invalid content."));
     assert!(!error.message.contains("test-key"));
     assert!(!rest.iter().any(|e| matches!(e, Ok(ModelEvent::Finish(_)))));
+    Ok(())
 }
 
 #[tokio::test]
-async fn an_error_event_is_an_error() {
+async fn an_error_event_is_an_error() -> TestResult {
     let events = vec![
         json!({"type": "error", "code": "rate_limit_exceeded", "message": "Slow down.",
                "param": null, "sequence_number": 1})
@@ -377,14 +406,15 @@ async fn an_error_event_is_an_error() {
         cut_after: None,
     }])
     .await;
-    let items = collect(provider(fake.base_url("/v1")).stream_turn(request())).await;
+    let items = collect(provider(fake.base_url("/v1"))?.stream_turn(request())).await?;
     assert_eq!(items.len(), 1);
-    let error = items[0].as_ref().unwrap_err();
+    let error = items[0].as_ref().err().ok_or("the only item is an error")?;
     assert!(error.message.contains("Slow down."), "{}", error.message);
+    Ok(())
 }
 
 #[tokio::test]
-async fn an_error_status_keeps_the_key_out_of_the_message() {
+async fn an_error_status_keeps_the_key_out_of_the_message() -> TestResult {
     let fake = spawn(vec![Script::Status {
         status: 401,
         body:
@@ -393,12 +423,13 @@ async fn an_error_status_keeps_the_key_out_of_the_message() {
         retry_after: None,
     }])
     .await;
-    let items = collect(provider(fake.base_url("/v1")).stream_turn(request())).await;
+    let items = collect(provider(fake.base_url("/v1"))?.stream_turn(request())).await?;
     assert_eq!(items.len(), 1);
-    let error = items[0].as_ref().unwrap_err();
+    let error = items[0].as_ref().err().ok_or("the only item is an error")?;
     assert!(error.message.contains("401"), "{}", error.message);
     assert!(!error.message.contains("test-key"));
-    assert!(!format!("{:?}", provider(fake.base_url("/v1"))).contains("test-key"));
+    assert!(!format!("{:?}", provider(fake.base_url("/v1"))?).contains("test-key"));
+    Ok(())
 }
 
 fn sse(lines: Vec<Value>) -> impl futures::Stream<Item = Result<SseEvent, ProviderError>> {
@@ -411,7 +442,7 @@ fn sse(lines: Vec<Value>) -> impl futures::Stream<Item = Result<SseEvent, Provid
 }
 
 #[tokio::test]
-async fn arguments_on_the_added_item_are_emitted_once() {
+async fn arguments_on_the_added_item_are_emitted_once() -> TestResult {
     let item = json!({"id": "fc_1", "type": "function_call", "status": "completed",
                       "call_id": "call_1", "name": "getWeather", "arguments": "{\"city\":\"Huế\"}"});
     let items = collect(decode(sse(vec![
@@ -419,8 +450,8 @@ async fn arguments_on_the_added_item_are_emitted_once() {
         json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
         json!({"type": "response.completed", "response": {"status": "completed"}}),
     ])))
-    .await;
-    let events: Vec<ModelEvent> = items.into_iter().map(Result::unwrap).collect();
+    .await?;
+    let events = items.into_iter().collect::<Result<Vec<_>, _>>()?;
     assert_eq!(
         events,
         vec![
@@ -438,10 +469,11 @@ async fn arguments_on_the_added_item_are_emitted_once() {
             ModelEvent::Finish(FinishReason::ToolCalls),
         ]
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn text_and_reasoning_then_incomplete() {
+async fn text_and_reasoning_then_incomplete() -> TestResult {
     let items = collect(decode(sse(vec![
         json!({"type": "response.output_item.added", "output_index": 0,
                "item": {"id": "rs_1", "type": "reasoning", "summary": []}}),
@@ -453,8 +485,8 @@ async fn text_and_reasoning_then_incomplete() {
         json!({"type": "response.incomplete", "response": {"status": "incomplete",
                "incomplete_details": {"reason": "max_output_tokens"}}}),
     ])))
-    .await;
-    let events: Vec<ModelEvent> = items.into_iter().map(Result::unwrap).collect();
+    .await?;
+    let events = items.into_iter().collect::<Result<Vec<_>, _>>()?;
     assert_eq!(
         events,
         vec![
@@ -463,17 +495,18 @@ async fn text_and_reasoning_then_incomplete() {
             ModelEvent::Finish(FinishReason::Length),
         ]
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn plain_text_completes_with_stop() {
+async fn plain_text_completes_with_stop() -> TestResult {
     let items = collect(decode(sse(vec![
         json!({"type": "response.output_text.delta", "item_id": "msg_1", "delta": "Chào"}),
         json!({"type": "response.completed", "response": {"status": "completed"}}),
         json!({"type": "response.output_text.delta", "item_id": "msg_1", "delta": "ignored"}),
     ])))
-    .await;
-    let events: Vec<ModelEvent> = items.into_iter().map(Result::unwrap).collect();
+    .await?;
+    let events = items.into_iter().collect::<Result<Vec<_>, _>>()?;
     assert_eq!(
         events,
         vec![
@@ -481,15 +514,17 @@ async fn plain_text_completes_with_stop() {
             ModelEvent::Finish(FinishReason::Stop),
         ]
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn garbage_is_an_error_not_a_panic() {
+async fn garbage_is_an_error_not_a_panic() -> TestResult {
     let items = collect(decode(futures::stream::iter(vec![Ok(SseEvent {
         event: "response.output_text.delta".into(),
         data: "{not json".into(),
     })])))
-    .await;
+    .await?;
     assert_eq!(items.len(), 1);
     assert!(items[0].is_err());
+    Ok(())
 }

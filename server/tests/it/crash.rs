@@ -10,20 +10,24 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use support::{
     process::{start_server, ServerProcess},
-    read_reply, Reply, TestApp,
+    read_reply, Reply, TestApp, TestResult,
 };
 
 /// How long the test hook holds each side effect inside its transaction.
 const HOLD: &[(&str, &str)] = &[("DATBAN_TEST_HOLD_EFFECT_MS", "1500")];
 
-async fn post(client: &reqwest::Client, base: &str, path: &str, body: Value) -> Reply {
+async fn post(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    body: Value,
+) -> reqwest::Result<Reply> {
     let response = client
         .post(format!("{base}{path}"))
         .json(&body)
         .send()
-        .await
-        .unwrap();
-    read_reply(response).await
+        .await?;
+    Ok(read_reply(response).await)
 }
 
 /// A conversation paused on a createBooking confirmation: (conversation id, call id).
@@ -59,7 +63,7 @@ struct CallState {
     pending: i64,
 }
 
-async fn state_of(app: &TestApp, conversation: &str, call: &str) -> CallState {
+async fn state_of(app: &TestApp, conversation: &str, call: &str) -> sqlx::Result<CallState> {
     let count = |sql: &'static str| {
         let pool = app.pool.clone();
         let (conversation, call) = (conversation.to_owned(), call.to_owned());
@@ -68,26 +72,25 @@ async fn state_of(app: &TestApp, conversation: &str, call: &str) -> CallState {
                 .bind(conversation)
                 .bind(call)
                 .fetch_one(&pool)
-                .await
-                .unwrap();
-            n
+                .await?;
+            Ok::<_, sqlx::Error>(n)
         }
     };
-    CallState {
+    Ok(CallState {
         bookings: count(
             "SELECT COUNT(*) FROM bookings WHERE conversation_id = $1 AND tool_call_id = $2",
         )
-        .await,
+        .await?,
         done_records: count(
             "SELECT COUNT(*) FROM idempotency_keys WHERE scope = 'createBooking' \
              AND idem_key = $1 || '/' || $2 AND state = 'done'",
         )
-        .await,
+        .await?,
         pending: count(
             "SELECT COUNT(*) FROM pending_calls WHERE conversation_id = $1 AND tool_call_id = $2",
         )
-        .await,
-    }
+        .await?,
+    })
 }
 
 /// The only two states a kill may leave.
@@ -110,19 +113,18 @@ fn assert_whole(state: &CallState) -> bool {
 }
 
 /// Lets the leases of a killed decision run out, as waiting 30 s would.
-async fn expire_leases(app: &TestApp) {
+async fn expire_leases(app: &TestApp) -> sqlx::Result<()> {
     sqlx::query("UPDATE pending_calls SET taken_until = '2000-01-01T00:00:00.000Z' WHERE taken_by IS NOT NULL")
         .execute(&app.pool)
-        .await
-        .unwrap();
+        .await?;
     sqlx::query("UPDATE idempotency_keys SET locked_until = '2000-01-01T00:00:00.000Z' WHERE state = 'running'")
         .execute(&app.pool)
-        .await
-        .unwrap();
+        .await?;
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() {
+async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() -> TestResult {
     let app = support::spawn_app().await;
     let client = support::new_client();
     let mut server = start_server(&app.db_url, HOLD).await;
@@ -134,7 +136,7 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() {
     server.kill9();
     let _ = decision.await;
 
-    let after_kill = state_of(&app, &conversation, &call).await;
+    let after_kill = state_of(&app, &conversation, &call).await?;
     assert!(
         !assert_whole(&after_kill),
         "the kill came before the commit"
@@ -143,14 +145,14 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() {
     // A new process; once the dead decision's leases end, the person can decide again,
     // and the booking happens exactly once.
     let server = start_server(&app.db_url, &[]).await;
-    expire_leases(&app).await;
+    expire_leases(&app).await?;
     let reply = post(
         &client,
         &server.base,
         "/api/approvals",
         approval(&conversation, &call),
     )
-    .await;
+    .await?;
     assert_eq!(reply.status, 200, "{:?}", reply.body);
     assert_eq!(
         reply.of_type("tool-output-available").len(),
@@ -158,7 +160,7 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() {
         "{:#?}",
         reply.events
     );
-    assert!(assert_whole(&state_of(&app, &conversation, &call).await));
+    assert!(assert_whole(&state_of(&app, &conversation, &call).await?));
 
     // Deciding again changes nothing.
     let again = post(
@@ -167,13 +169,14 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() {
         "/api/approvals",
         approval(&conversation, &call),
     )
-    .await;
+    .await?;
     assert_eq!(again.status, 409, "{:?}", again.body);
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    Ok(())
 }
 
 #[tokio::test]
-async fn kills_at_random_moments_never_leave_a_half_state() {
+async fn kills_at_random_moments_never_leave_a_half_state() -> TestResult {
     let app = support::spawn_app().await;
     // Spread over the claim, the effect, the hold, the commit and after.
     for delay_ms in [0_u64, 40, 150, 400, 900, 1400, 1700, 2600] {
@@ -186,24 +189,25 @@ async fn kills_at_random_moments_never_leave_a_half_state() {
         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
         server.kill9();
         let _ = decision.await;
-        let booked = assert_whole(&state_of(&app, &conversation, &call).await);
+        let booked = assert_whole(&state_of(&app, &conversation, &call).await?);
 
         // Whatever the kill left, finishing the decision yields exactly one booking.
         if !booked {
             let server = start_server(&app.db_url, &[]).await;
-            expire_leases(&app).await;
+            expire_leases(&app).await?;
             let reply = post(
                 &client,
                 &server.base,
                 "/api/approvals",
                 approval(&conversation, &call),
             )
-            .await;
+            .await?;
             assert_eq!(reply.status, 200, "after {delay_ms} ms: {:?}", reply.body);
         }
         assert!(
-            assert_whole(&state_of(&app, &conversation, &call).await),
+            assert_whole(&state_of(&app, &conversation, &call).await?),
             "after {delay_ms} ms the booking must exist exactly once"
         );
     }
+    Ok(())
 }

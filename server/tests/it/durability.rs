@@ -11,7 +11,7 @@ use std::{collections::HashSet, time::Duration};
 
 use futures::{future::join_all, StreamExt};
 use serde_json::{json, Value};
-use support::{new_client, process::start_server, TestApp};
+use support::{new_client, process::start_server, TestApp, TestResult};
 use tokio::sync::mpsc;
 
 const PEOPLE: usize = 30;
@@ -49,17 +49,17 @@ async fn follow_receipts(
     }
 }
 
-async fn count(app: &TestApp, sql: &'static str, binds: &[&str]) -> i64 {
+async fn count(app: &TestApp, sql: &'static str, binds: &[&str]) -> sqlx::Result<i64> {
     let mut query = sqlx::query_as(sql);
     for bind in binds {
         query = query.bind(*bind);
     }
-    let (n,): (i64,) = query.fetch_one(&app.pool).await.unwrap();
-    n
+    let (n,): (i64,) = query.fetch_one(&app.pool).await?;
+    Ok(n)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() {
+async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() -> TestResult {
     // The test's own server only holds the database; the real binary does the work.
     let app = support::spawn_app().await;
     let mut server = start_server(&app.db_url, &[]).await;
@@ -91,8 +91,8 @@ async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() {
     let mut shown = HashSet::new();
     let first = tokio::time::timeout(Duration::from_secs(60), receipts.recv())
         .await
-        .expect("no receipt within a minute")
-        .expect("the burst ended without a single receipt");
+        .map_err(|_| "no receipt within a minute")?
+        .ok_or("the burst ended without a single receipt")?;
     shown.insert(first);
     tokio::time::sleep(Duration::from_millis(5)).await;
     server.kill9();
@@ -106,7 +106,7 @@ async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() {
     // Whatever was shown as booked is committed, with the record that keeps it to one.
     for id in &shown {
         assert_eq!(
-            count(&app, "SELECT COUNT(*) FROM bookings WHERE id = $1", &[id]).await,
+            count(&app, "SELECT COUNT(*) FROM bookings WHERE id = $1", &[id]).await?,
             1,
             "booking {id} was streamed as done but is not in the database"
         );
@@ -121,20 +121,20 @@ async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() {
             "SELECT COUNT(*) FROM bookings WHERE conversation_id = $1 AND tool_call_id = $2",
             &[conversation, call],
         )
-        .await;
+        .await?;
         let records = count(
             &app,
             "SELECT COUNT(*) FROM idempotency_keys WHERE scope = 'createBooking' \
              AND idem_key = $1 AND state = 'done'",
             &[&key],
         )
-        .await;
+        .await?;
         let pending = count(
             &app,
             "SELECT COUNT(*) FROM pending_calls WHERE conversation_id = $1 AND tool_call_id = $2",
             &[conversation, call],
         )
-        .await;
+        .await?;
         assert!(
             (bookings, records, pending) == (1, 1, 0) || (bookings, records, pending) == (0, 0, 1),
             "call {call}: {bookings} bookings, {records} records, {pending} pending"
@@ -148,8 +148,8 @@ async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() {
     let status = clients[0]
         .get(format!("{}/api/conversations/{}", server.base, asked[0].0))
         .send()
-        .await
-        .unwrap()
+        .await?
         .status();
     assert_eq!(status, 200);
+    Ok(())
 }

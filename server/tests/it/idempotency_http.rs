@@ -10,7 +10,7 @@ use crate::support;
 
 use futures::future::join_all;
 use serde_json::{json, Value};
-use support::{process::start_server, read_reply, Reply};
+use support::{process::start_server, read_reply, Reply, TestResult};
 
 const SUGGEST: &str = "Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu";
 const BUY: &str = "Mua món đầu tiên";
@@ -22,25 +22,32 @@ struct PendingPurchase {
     input: Value,
 }
 
-async fn post(client: &reqwest::Client, base: &str, path: &str, body: Value) -> Reply {
+async fn post(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    body: Value,
+) -> reqwest::Result<Reply> {
     let response = client
         .post(format!("{base}{path}"))
         .header("origin", base)
         .json(&body)
         .send()
-        .await
-        .unwrap();
-    read_reply(response).await
+        .await?;
+    Ok(read_reply(response).await)
 }
 
-async fn pending_purchase(client: &reqwest::Client, base: &str) -> PendingPurchase {
+async fn pending_purchase(
+    client: &reqwest::Client,
+    base: &str,
+) -> Result<PendingPurchase, Box<dyn std::error::Error>> {
     let first = post(
         client,
         base,
         "/api/chat",
         json!({"text": SUGGEST, "assistant": "gifts"}),
     )
-    .await;
+    .await?;
     assert_eq!(
         first.status_of_run().as_deref(),
         Some("completed"),
@@ -54,7 +61,7 @@ async fn pending_purchase(client: &reqwest::Client, base: &str) -> PendingPurcha
         "/api/chat",
         json!({"conversationId": conversation_id, "text": BUY}),
     )
-    .await;
+    .await?;
     assert_eq!(
         second.status_of_run().as_deref(),
         Some("awaiting-approval"),
@@ -67,26 +74,26 @@ async fn pending_purchase(client: &reqwest::Client, base: &str) -> PendingPurcha
         .into_iter()
         .find(|e| e["toolCallId"] == call_id.as_str())
         .map(|e| e["input"].clone())
-        .unwrap();
-    PendingPurchase {
+        .ok_or("no input for the create_checkout_session call")?;
+    Ok(PendingPurchase {
         conversation_id,
         call_id,
         input,
-    }
+    })
 }
 
 async fn approve(
     client: &reqwest::Client,
     base: &str,
     purchase: &PendingPurchase,
-) -> Result<Value, Value> {
+) -> reqwest::Result<Result<Value, Value>> {
     let reply = post(
         client,
         base,
         "/api/approvals",
         json!({"conversationId": purchase.conversation_id, "toolCallId": purchase.call_id, "approved": true}),
     )
-    .await;
+    .await?;
     assert_eq!(reply.status, 200, "{:?}", reply.body);
     let of_call = |kind: &str| {
         reply
@@ -95,48 +102,62 @@ async fn approve(
             .find(|e| e["toolCallId"] == purchase.call_id.as_str())
             .cloned()
     };
-    match (
-        of_call("tool-output-available"),
-        of_call("tool-output-error"),
-    ) {
-        (Some(ok), None) => Ok(ok["output"].clone()),
-        (None, Some(error)) => Err(error["error"].clone()),
-        other => panic!("expected one outcome, got {other:?}: {:#?}", reply.events),
-    }
+    Ok(
+        match (
+            of_call("tool-output-available"),
+            of_call("tool-output-error"),
+        ) {
+            (Some(ok), None) => Ok(ok["output"].clone()),
+            (None, Some(error)) => Err(error["error"].clone()),
+            other => panic!("expected one outcome, got {other:?}: {:#?}", reply.events),
+        },
+    )
 }
 
 #[tokio::test]
-async fn two_conversations_with_one_key_make_one_checkout_and_the_same_result() {
+async fn two_conversations_with_one_key_make_one_checkout_and_the_same_result() -> TestResult {
     let app = support::spawn_app().await;
     let base = app.url("");
-    let a = pending_purchase(&app.client, &base).await;
-    let b = pending_purchase(&app.client, &base).await;
+    let a = pending_purchase(&app.client, &base).await?;
+    let b = pending_purchase(&app.client, &base).await?;
     // The same person buying the same draft: the model chose the same key both times.
     assert_eq!(a.input, b.input);
     assert!(a.input["idempotency_key"]
         .as_str()
-        .unwrap()
-        .contains(a.input["draft_id"].as_str().unwrap()));
+        .ok_or("no idempotency_key")?
+        .contains(a.input["draft_id"].as_str().ok_or("no draft_id")?));
 
-    let first = approve(&app.client, &base, &a).await.unwrap();
-    let second = approve(&app.client, &base, &b).await.unwrap();
+    let first = approve(&app.client, &base, &a)
+        .await?
+        .map_err(|error| format!("first approval failed: {error}"))?;
+    let second = approve(&app.client, &base, &b)
+        .await?
+        .map_err(|error| format!("second approval failed: {error}"))?;
     assert_eq!(first, second, "a repeat returns the stored result");
-    assert!(first["checkout_id"].as_str().unwrap().starts_with("CHK-"));
+    assert!(first["checkout_id"]
+        .as_str()
+        .ok_or("no checkout_id")?
+        .starts_with("CHK-"));
     assert_eq!(first["fictional"], true);
     assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
+    Ok(())
 }
 
 #[tokio::test]
-async fn fifty_concurrent_approvals_with_one_key_make_exactly_one_checkout() {
+async fn fifty_concurrent_approvals_with_one_key_make_exactly_one_checkout() -> TestResult {
     let app = support::spawn_app().await;
     let base = app.url("");
     let mut purchases = Vec::new();
     for _ in 0..50 {
-        purchases.push(pending_purchase(&app.client, &base).await);
+        purchases.push(pending_purchase(&app.client, &base).await?);
     }
-    let results = join_all(purchases.iter().map(|p| approve(&app.client, &base, p))).await;
+    let results = join_all(purchases.iter().map(|p| approve(&app.client, &base, p)))
+        .await
+        .into_iter()
+        .collect::<reqwest::Result<Vec<_>>>()?;
     assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
     assert_outcomes(&results);
+    Ok(())
 }
 
 /// Every outcome is the one checkout, or "in use, retry" — never a second checkout, never
@@ -154,7 +175,7 @@ fn assert_outcomes(results: &[Result<Value, Value>]) {
 }
 
 #[tokio::test]
-async fn two_server_processes_sharing_the_database_make_exactly_one_checkout() {
+async fn two_server_processes_sharing_the_database_make_exactly_one_checkout() -> TestResult {
     // The in-process app only creates and migrates the database and counts rows.
     let app = support::spawn_app().await;
     let one = start_server(&app.db_url, &[]).await;
@@ -165,13 +186,16 @@ async fn two_server_processes_sharing_the_database_make_exactly_one_checkout() {
     let mut purchases = Vec::new();
     for index in 0..50 {
         let base = if index % 2 == 0 { &one.base } else { &two.base };
-        purchases.push(pending_purchase(&client, base).await);
+        purchases.push(pending_purchase(&client, base).await?);
     }
     let results = join_all(purchases.iter().enumerate().map(|(index, p)| {
         let base = if index % 2 == 0 { &two.base } else { &one.base };
         approve(&client, base, p)
     }))
-    .await;
+    .await
+    .into_iter()
+    .collect::<reqwest::Result<Vec<_>>>()?;
     assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
     assert_outcomes(&results);
+    Ok(())
 }

@@ -19,33 +19,28 @@ use support::{
         access_token, answer, code, consent_request, exchange, no_redirects, param, post_form,
         register, spawn_app_with_movable_clock, REDIRECT_URI, VERIFIER,
     },
-    TestApp,
+    TestApp, TestResult,
 };
 
-async fn get(app: &TestApp, path: &str) -> (u16, HeaderMap, Value) {
-    let response = reqwest::Client::new()
-        .get(app.url(path))
-        .send()
-        .await
-        .unwrap();
+async fn get(app: &TestApp, path: &str) -> reqwest::Result<(u16, HeaderMap, Value)> {
+    let response = reqwest::Client::new().get(app.url(path)).send().await?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    (
+    Ok((
         status,
         headers,
         response.json().await.unwrap_or(Value::Null),
-    )
+    ))
 }
 
-async fn register_with(app: &TestApp, body: Value) -> (u16, Value) {
+async fn register_with(app: &TestApp, body: Value) -> reqwest::Result<(u16, Value)> {
     let response = reqwest::Client::new()
         .post(app.url("/oauth/register"))
         .json(&body)
         .send()
-        .await
-        .unwrap();
+        .await?;
     let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    Ok((status, response.json().await.unwrap_or(Value::Null)))
 }
 
 /// State over the server's database, to call `verify_bearer` as an MCP handler would.
@@ -54,17 +49,14 @@ async fn state_of(app: &TestApp) -> AppState {
 }
 
 /// The headers an MCP request from a client of `app` carries.
-fn bearer(app: &TestApp, token: &str) -> HeaderMap {
+fn bearer(app: &TestApp, token: &str) -> Result<HeaderMap, header::InvalidHeaderValue> {
     let mut headers = HeaderMap::new();
-    headers.insert(
-        header::HOST,
-        HeaderValue::from_str(&app.addr.to_string()).unwrap(),
-    );
+    headers.insert(header::HOST, HeaderValue::from_str(&app.addr.to_string())?);
     headers.insert(
         header::AUTHORIZATION,
-        HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+        HeaderValue::from_str(&format!("Bearer {token}"))?,
     );
-    headers
+    Ok(headers)
 }
 
 async fn verify(
@@ -72,8 +64,8 @@ async fn verify(
     app: &TestApp,
     token: &str,
     resource_path: &str,
-) -> Result<Option<oauth::Grant>, BearerError> {
-    oauth::verify_bearer(state, &bearer(app, token), &app.url(resource_path)).await
+) -> Result<Result<Option<oauth::Grant>, BearerError>, header::InvalidHeaderValue> {
+    Ok(oauth::verify_bearer(state, &bearer(app, token)?, &app.url(resource_path)).await)
 }
 
 fn valid(result: Result<Option<oauth::Grant>, BearerError>) -> oauth::Grant {
@@ -105,15 +97,15 @@ async fn refresh(app: &TestApp, client_id: &str, refresh_token: &str) -> (u16, V
 }
 
 /// The owner cookie of a browser session: a GET of a page sets it.
-async fn browser(app: &TestApp) -> reqwest::Client {
+async fn browser(app: &TestApp) -> reqwest::Result<reqwest::Client> {
     let client = support::new_client();
-    let page = client.get(app.url("/bookings")).send().await.unwrap();
+    let page = client.get(app.url("/bookings")).send().await?;
     assert_eq!(page.status().as_u16(), 200);
-    client
+    Ok(client)
 }
 
 #[tokio::test]
-async fn metadata_documents_describe_each_mcp_server_and_the_authorization_server() {
+async fn metadata_documents_describe_each_mcp_server_and_the_authorization_server() -> TestResult {
     let app = support::spawn_app().await;
     let origin = app.url("");
     for assistant in ["restaurant", "gifts", "shipping"] {
@@ -121,23 +113,26 @@ async fn metadata_documents_describe_each_mcp_server_and_the_authorization_serve
             &app,
             &format!("/.well-known/oauth-protected-resource/mcp/{assistant}"),
         )
-        .await;
+        .await?;
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["resource"], format!("{origin}/mcp/{assistant}"));
         assert_eq!(body["authorization_servers"], json!([origin]));
         assert_eq!(body["bearer_methods_supported"], json!(["header"]));
         assert_eq!(body["scopes_supported"], json!(["bookings", "checkout"]));
-        assert!(body["resource_name"].as_str().unwrap().contains("datban"));
+        assert!(body["resource_name"]
+            .as_str()
+            .ok_or("no resource_name")?
+            .contains("datban"));
         assert_eq!(headers["access-control-allow-origin"], "*");
     }
     // The bare document describes the default assistant's server (see oauth::mod).
-    let (status, _, body) = get(&app, "/.well-known/oauth-protected-resource").await;
+    let (status, _, body) = get(&app, "/.well-known/oauth-protected-resource").await?;
     assert_eq!(status, 200);
     assert_eq!(body["resource"], format!("{origin}/mcp/restaurant"));
-    let (status, _, _) = get(&app, "/.well-known/oauth-protected-resource/mcp/rocket").await;
+    let (status, _, _) = get(&app, "/.well-known/oauth-protected-resource/mcp/rocket").await?;
     assert_eq!(status, 404);
 
-    let (status, _, server) = get(&app, "/.well-known/oauth-authorization-server").await;
+    let (status, _, server) = get(&app, "/.well-known/oauth-authorization-server").await?;
     assert_eq!(status, 200);
     assert_eq!(server["issuer"], origin);
     assert_eq!(
@@ -161,9 +156,9 @@ async fn metadata_documents_describe_each_mcp_server_and_the_authorization_serve
     assert_eq!(server["code_challenge_methods_supported"], json!(["S256"]));
     assert!(server["token_endpoint_auth_methods_supported"]
         .as_array()
-        .unwrap()
+        .ok_or("no token_endpoint_auth_methods_supported")?
         .contains(&json!("none")));
-    let (_, _, openid) = get(&app, "/.well-known/openid-configuration").await;
+    let (_, _, openid) = get(&app, "/.well-known/openid-configuration").await?;
     assert_eq!(openid, server);
 
     // A browser-based client's preflight for the token endpoint.
@@ -173,13 +168,11 @@ async fn metadata_documents_describe_each_mcp_server_and_the_authorization_serve
         .header("access-control-request-method", "POST")
         .header("access-control-request-headers", "content-type")
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(preflight.status().as_u16(), 204);
     assert_eq!(preflight.headers()["access-control-allow-origin"], "*");
     assert!(preflight.headers()["access-control-allow-headers"]
-        .to_str()
-        .unwrap()
+        .to_str()?
         .contains("content-type"));
 
     // A Host that is not loopback cannot name our issuer.
@@ -187,13 +180,13 @@ async fn metadata_documents_describe_each_mcp_server_and_the_authorization_serve
         .get(app.url("/.well-known/oauth-authorization-server"))
         .header("host", "evil.example")
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 400);
+    Ok(())
 }
 
 #[tokio::test]
-async fn the_public_origin_is_the_issuer_behind_a_proxy() {
+async fn the_public_origin_is_the_issuer_behind_a_proxy() -> TestResult {
     let app = support::spawn_app_with_security(SecuritySettings {
         public_origin: Some("https://datban.example".to_owned()),
         rate_limit: None,
@@ -201,13 +194,13 @@ async fn the_public_origin_is_the_issuer_behind_a_proxy() {
         cors_origins: Vec::new(),
     })
     .await;
-    let (_, _, server) = get(&app, "/.well-known/oauth-authorization-server").await;
+    let (_, _, server) = get(&app, "/.well-known/oauth-authorization-server").await?;
     assert_eq!(server["issuer"], "https://datban.example");
     assert_eq!(
         server["token_endpoint"],
         "https://datban.example/oauth/token"
     );
-    let (_, _, resource) = get(&app, "/.well-known/oauth-protected-resource/mcp/gifts").await;
+    let (_, _, resource) = get(&app, "/.well-known/oauth-protected-resource/mcp/gifts").await?;
     assert_eq!(resource["resource"], "https://datban.example/mcp/gifts");
     let state = {
         let mut state = state_of(&app).await;
@@ -234,10 +227,11 @@ async fn the_public_origin_is_the_issuer_behind_a_proxy() {
         "Bearer resource_metadata=\"https://datban.example/.well-known/oauth-protected-resource/mcp/gifts\", \
          error=\"invalid_token\", scope=\"checkout\""
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn registration_checks_the_metadata() {
+async fn registration_checks_the_metadata() -> TestResult {
     let app = support::spawn_app().await;
     let (status, body) = register_with(
         &app,
@@ -250,10 +244,18 @@ async fn registration_checks_the_metadata() {
             "scope": "bookings",
         }),
     )
-    .await;
+    .await?;
     assert_eq!(status, 201, "{body}");
-    assert!(body["client_id"].as_str().unwrap().starts_with("dcl_"));
-    assert!(body["client_id_issued_at"].as_i64().unwrap() > 0);
+    assert!(body["client_id"]
+        .as_str()
+        .ok_or("no client_id")?
+        .starts_with("dcl_"));
+    assert!(
+        body["client_id_issued_at"]
+            .as_i64()
+            .ok_or("no client_id_issued_at")?
+            > 0
+    );
     assert_eq!(body["token_endpoint_auth_method"], "none");
     assert!(body.get("client_secret").is_none());
     assert_eq!(
@@ -263,7 +265,7 @@ async fn registration_checks_the_metadata() {
 
     // Defaults: no name (the redirect host is shown), the code grant only.
     let (status, body) =
-        register_with(&app, json!({"redirect_uris": ["http://localhost:6274/cb"]})).await;
+        register_with(&app, json!({"redirect_uris": ["http://localhost:6274/cb"]})).await?;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["client_name"], "localhost");
     assert_eq!(body["grant_types"], json!(["authorization_code"]));
@@ -314,7 +316,7 @@ async fn registration_checks_the_metadata() {
         (json!([1, 2]), "invalid_client_metadata"),
     ];
     for (metadata, error) in cases {
-        let (status, body) = register_with(&app, metadata.clone()).await;
+        let (status, body) = register_with(&app, metadata.clone()).await?;
         assert_eq!(status, 400, "{metadata}: {body}");
         assert_eq!(body["error"], error, "{metadata}: {body}");
         assert!(body["error_description"].as_str().is_some());
@@ -322,13 +324,14 @@ async fn registration_checks_the_metadata() {
     // Bounded: a body over 16 KiB is not read.
     let huge =
         json!({"redirect_uris": ["https://example.com/cb"], "client_name": "x".repeat(20_000)});
-    let (status, _) = register_with(&app, huge).await;
+    let (status, _) = register_with(&app, huge).await?;
     assert_eq!(status, 413);
     assert_eq!(app.count("SELECT COUNT(*) FROM oauth_clients").await, 2);
+    Ok(())
 }
 
 #[tokio::test]
-async fn authorize_errors_never_redirect_to_an_unchecked_uri() {
+async fn authorize_errors_never_redirect_to_an_unchecked_uri() -> TestResult {
     let app = support::spawn_app().await;
     let client_id = register(&app, "Claude").await;
     let resource = app.url("/mcp/restaurant");
@@ -338,7 +341,7 @@ async fn authorize_errors_never_redirect_to_an_unchecked_uri() {
             "/oauth/authorize?{}",
             support::oauth::form(&pairs)
         ));
-        async move { no_redirects().get(url).send().await.unwrap() }
+        async move { no_redirects().get(url).send().await }
     };
     let base = |redirect: &'static str| {
         vec![
@@ -367,10 +370,10 @@ async fn authorize_errors_never_redirect_to_an_unchecked_uri() {
             pairs
         },
     ] {
-        let response = authorize(pairs.clone()).await;
+        let response = authorize(pairs.clone()).await?;
         assert_eq!(response.status().as_u16(), 400, "{pairs:?}");
         assert!(response.headers().get("location").is_none(), "{pairs:?}");
-        let page = response.text().await.unwrap();
+        let page = response.text().await?;
         assert!(page.contains("Không thể kết nối ứng dụng"), "{page}");
     }
 
@@ -432,9 +435,9 @@ async fn authorize_errors_never_redirect_to_an_unchecked_uri() {
         ),
     ];
     for (pairs, error) in cases {
-        let response = authorize(pairs.clone()).await;
+        let response = authorize(pairs.clone()).await?;
         assert_eq!(response.status().as_u16(), 303, "{pairs:?}");
-        let location = response.headers()["location"].to_str().unwrap().to_owned();
+        let location = response.headers()["location"].to_str()?.to_owned();
         assert!(location.starts_with(REDIRECT_URI), "{location}");
         assert_eq!(
             param(&location, "error").as_deref(),
@@ -445,12 +448,13 @@ async fn authorize_errors_never_redirect_to_an_unchecked_uri() {
         assert_eq!(param(&location, "iss"), Some(app.url("")));
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM oauth_requests").await, 0);
+    Ok(())
 }
 
 #[tokio::test]
-async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() {
+async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() -> TestResult {
     let app = support::spawn_app().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let client_id = register(&app, "Claude").await;
     let request = consent_request(&app, &client_id, "/mcp/restaurant", "bookings").await;
 
@@ -459,11 +463,9 @@ async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() {
         .get(app.url(&format!("/api/oauth/requests/{request}")))
         .header("accept-language", "en-GB,en;q=0.9")
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(details["clientName"], "Claude");
     assert_eq!(details["scopes"], json!(["bookings"]));
     assert_eq!(details["assistant"], "restaurant");
@@ -474,14 +476,13 @@ async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() {
     assert!(redirect.starts_with(REDIRECT_URI), "{redirect}");
     assert_eq!(param(&redirect, "state").as_deref(), Some("st-123"));
     assert_eq!(param(&redirect, "iss"), Some(app.url("")));
-    let code = param(&redirect, "code").unwrap();
+    let code = param(&redirect, "code").ok_or("no code in the redirect")?;
     // The request was answered: a second answer finds nothing.
     let again = browser
         .post(app.url("/api/oauth/consent"))
         .json(&json!({"request": request, "allow": true}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(again.status().as_u16(), 404);
 
     let (status, body) = exchange(&app, &client_id, &code).await;
@@ -489,33 +490,35 @@ async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() {
     assert_eq!(body["token_type"], "Bearer");
     assert_eq!(body["expires_in"], 3600);
     assert_eq!(body["scope"], "bookings");
-    let access = body["access_token"].as_str().unwrap();
+    let access = body["access_token"].as_str().ok_or("no access_token")?;
     assert!(access.len() >= 43, "{access}");
     assert!(body["refresh_token"].as_str().is_some());
 
     let state = state_of(&app).await;
-    let grant = valid(verify(&state, &app, access, "/mcp/restaurant").await);
+    let grant = valid(verify(&state, &app, access, "/mcp/restaurant").await?);
     assert_eq!(grant.client_id, client_id);
     assert_eq!(grant.scopes, vec!["bookings".to_owned()]);
     // The grant's owner is the browser's: the connection is in its list.
     let list: Value = browser
         .get(app.url("/api/connections"))
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap();
-    assert_eq!(list["connections"].as_array().unwrap().len(), 1, "{list}");
+        .await?;
+    assert_eq!(
+        list["connections"]
+            .as_array()
+            .ok_or("no connections")?
+            .len(),
+        1,
+        "{list}"
+    );
     assert!(grant.owner_id.starts_with("own_"));
     // A path is resolved against the request's origin.
-    valid(oauth::verify_bearer(&state, &bearer(&app, access), "/mcp/restaurant").await);
+    valid(oauth::verify_bearer(&state, &bearer(&app, access)?, "/mcp/restaurant").await);
     // No header: no grant, no error.
     let mut anonymous = HeaderMap::new();
-    anonymous.insert(
-        header::HOST,
-        HeaderValue::from_str(&app.addr.to_string()).unwrap(),
-    );
+    anonymous.insert(header::HOST, HeaderValue::from_str(&app.addr.to_string())?);
     assert!(matches!(
         oauth::verify_bearer(&state, &anonymous, "/mcp/restaurant").await,
         Ok(None)
@@ -527,28 +530,26 @@ async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() {
         HeaderValue::from_static("Basic dXNlcjpwdw=="),
     );
     invalid(oauth::verify_bearer(&state, &basic, "/mcp/restaurant").await);
-    invalid(verify(&state, &app, "dat_not-a-token", "/mcp/restaurant").await);
+    invalid(verify(&state, &app, "dat_not-a-token", "/mcp/restaurant").await?);
 
     // Only hashes are stored.
     let raw: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_tokens WHERE token_hash = $1")
         .bind(access)
         .fetch_one(&app.pool)
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(raw, 0);
     let hashed = sha256_hex(access);
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_tokens WHERE token_hash = $1")
         .bind(&hashed)
         .fetch_one(&app.pool)
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(stored, 1);
     let codes: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_codes WHERE code_hash = $1")
         .bind(&code)
         .fetch_one(&app.pool)
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(codes, 0);
+    Ok(())
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -560,9 +561,10 @@ fn sha256_hex(text: &str) -> String {
 }
 
 #[tokio::test]
-async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_code() {
+async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_code() -> TestResult
+{
     let app = support::spawn_app().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let client_id = register(&app, "Claude").await;
     let other = register(&app, "Other").await;
 
@@ -653,16 +655,16 @@ async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_c
         .post(app.url("/oauth/token"))
         .json(&json!({"grant_type": "authorization_code"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(json_body.status().as_u16(), 400);
     assert_eq!(json_body.headers()["cache-control"], "no-store");
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_reused_code_is_refused_and_revokes_its_grant() {
+async fn a_reused_code_is_refused_and_revokes_its_grant() -> TestResult {
     let app = support::spawn_app().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let client_id = register(&app, "Claude").await;
     let code = code(&app, &browser, &client_id, "/mcp/gifts", "checkout").await;
 
@@ -681,9 +683,14 @@ async fn a_reused_code_is_refused_and_revokes_its_grant() {
     assert_eq!(lost.1["error"], "invalid_grant");
     // The replay revoked what the first exchange obtained.
     let state = state_of(&app).await;
-    let access = won.1["access_token"].as_str().unwrap();
-    invalid(verify(&state, &app, access, "/mcp/gifts").await);
-    let (status, body) = refresh(&app, &client_id, won.1["refresh_token"].as_str().unwrap()).await;
+    let access = won.1["access_token"].as_str().ok_or("no access_token")?;
+    invalid(verify(&state, &app, access, "/mcp/gifts").await?);
+    let (status, body) = refresh(
+        &app,
+        &client_id,
+        won.1["refresh_token"].as_str().ok_or("no refresh_token")?,
+    )
+    .await;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
@@ -691,28 +698,32 @@ async fn a_reused_code_is_refused_and_revokes_its_grant() {
     // And a third try is refused as well.
     let (status, _) = exchange(&app, &client_id, &code).await;
     assert_eq!(status, 400);
+    Ok(())
 }
 
 #[tokio::test]
-async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() {
+async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() -> TestResult {
     let app = support::spawn_app().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let tokens = access_token(&app, &browser, "/mcp/restaurant", "").await;
     assert_eq!(tokens.body["scope"], "bookings checkout");
     let state = state_of(&app).await;
 
     let (status, second) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
     assert_eq!(status, 200, "{second}");
-    let second_refresh = second["refresh_token"].as_str().unwrap();
-    let second_access = second["access_token"].as_str().unwrap();
+    let second_refresh = second["refresh_token"].as_str().ok_or("no refresh_token")?;
+    let second_access = second["access_token"].as_str().ok_or("no access_token")?;
     assert_ne!(second_refresh, tokens.refresh_token);
     assert_ne!(second_access, tokens.access_token);
-    valid(verify(&state, &app, second_access, "/mcp/restaurant").await);
+    valid(verify(&state, &app, second_access, "/mcp/restaurant").await?);
 
     // Narrowing the scope works; widening is refused.
     let (status, third) = refresh(&app, &tokens.client_id, second_refresh).await;
     assert_eq!(status, 200);
-    let third_refresh = third["refresh_token"].as_str().unwrap().to_owned();
+    let third_refresh = third["refresh_token"]
+        .as_str()
+        .ok_or("no refresh_token")?
+        .to_owned();
     let (status, narrowed) = post_form(
         &app,
         "/oauth/token",
@@ -726,12 +737,15 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() {
     .await;
     assert_eq!(status, 200, "{narrowed}");
     assert_eq!(narrowed["scope"], "bookings");
-    let narrow_access = narrowed["access_token"].as_str().unwrap();
+    let narrow_access = narrowed["access_token"].as_str().ok_or("no access_token")?;
     assert_eq!(
-        valid(verify(&state, &app, narrow_access, "/mcp/restaurant").await).scopes,
+        valid(verify(&state, &app, narrow_access, "/mcp/restaurant").await?).scopes,
         vec!["bookings".to_owned()]
     );
-    let latest = narrowed["refresh_token"].as_str().unwrap().to_owned();
+    let latest = narrowed["refresh_token"]
+        .as_str()
+        .ok_or("no refresh_token")?
+        .to_owned();
     let (status, body) = post_form(
         &app,
         "/oauth/token",
@@ -753,8 +767,14 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() {
     assert_eq!(status, 400);
     let (status, body) = refresh(&app, &tokens.client_id, &latest).await;
     assert_eq!(status, 200, "{body}");
-    let newest_access = body["access_token"].as_str().unwrap().to_owned();
-    let newest_refresh = body["refresh_token"].as_str().unwrap().to_owned();
+    let newest_access = body["access_token"]
+        .as_str()
+        .ok_or("no access_token")?
+        .to_owned();
+    let newest_refresh = body["refresh_token"]
+        .as_str()
+        .ok_or("no refresh_token")?
+        .to_owned();
 
     // The first refresh token again: a replay. The whole grant ends.
     let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
@@ -762,28 +782,27 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() {
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
     );
-    invalid(verify(&state, &app, &newest_access, "/mcp/restaurant").await);
-    invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    invalid(verify(&state, &app, &newest_access, "/mcp/restaurant").await?);
+    invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     let (status, _) = refresh(&app, &tokens.client_id, &newest_refresh).await;
     assert_eq!(status, 400);
     let list: Value = browser
         .get(app.url("/api/connections"))
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(list["connections"], json!([]));
+    Ok(())
 }
 
 #[tokio::test]
-async fn revoking_a_token_revokes_its_grant() {
+async fn revoking_a_token_revokes_its_grant() -> TestResult {
     let app = support::spawn_app().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await;
     let state = state_of(&app).await;
-    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
 
     // Another client cannot revoke it; an unknown token is answered 200 all the same.
     let other = register(&app, "Other").await;
@@ -794,7 +813,7 @@ async fn revoking_a_token_revokes_its_grant() {
     )
     .await;
     assert_eq!(status, 200);
-    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     let (status, _) = post_form(
         &app,
         "/oauth/revoke",
@@ -819,18 +838,19 @@ async fn revoking_a_token_revokes_its_grant() {
     )
     .await;
     assert_eq!(status, 200);
-    invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn tokens_and_codes_expire() {
+async fn tokens_and_codes_expire() -> TestResult {
     let (app, offset) = spawn_app_with_movable_clock().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await;
     let mut state = state_of(&app).await;
     let seen = offset.clone();
@@ -838,9 +858,9 @@ async fn tokens_and_codes_expire() {
         support::now() + chrono::Duration::seconds(seen.load(Ordering::SeqCst))
     });
     offset.store(3599, Ordering::SeqCst);
-    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     offset.store(3600, Ordering::SeqCst);
-    invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     // An hour on, the refresh token still works, and gives a fresh access token.
     let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
     assert_eq!(status, 200, "{body}");
@@ -848,17 +868,17 @@ async fn tokens_and_codes_expire() {
         verify(
             &state,
             &app,
-            body["access_token"].as_str().unwrap(),
+            body["access_token"].as_str().ok_or("no access_token")?,
             "/mcp/restaurant",
         )
-        .await,
+        .await?,
     );
     // Thirty days on, it does not.
     offset.store(3600 + 30 * 24 * 3600, Ordering::SeqCst);
     let (status, body) = refresh(
         &app,
         &tokens.client_id,
-        body["refresh_token"].as_str().unwrap(),
+        body["refresh_token"].as_str().ok_or("no refresh_token")?,
     )
     .await;
     assert_eq!(
@@ -884,35 +904,36 @@ async fn tokens_and_codes_expire() {
         .post(app.url("/api/oauth/consent"))
         .json(&json!({"request": request, "allow": true}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(late.status().as_u16(), 404);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_token_is_only_good_for_its_own_resource() {
+async fn a_token_is_only_good_for_its_own_resource() -> TestResult {
     let app = support::spawn_app().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await;
     let state = state_of(&app).await;
-    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
-    invalid(verify(&state, &app, &tokens.access_token, "/mcp/gifts").await);
-    invalid(verify(&state, &app, &tokens.access_token, "/mcp/shipping").await);
+    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
+    invalid(verify(&state, &app, &tokens.access_token, "/mcp/gifts").await?);
+    invalid(verify(&state, &app, &tokens.access_token, "/mcp/shipping").await?);
     // The same path at another origin is another resource.
     invalid(
         oauth::verify_bearer(
             &state,
-            &bearer(&app, &tokens.access_token),
+            &bearer(&app, &tokens.access_token)?,
             "https://datban.example/mcp/restaurant",
         )
         .await,
     );
+    Ok(())
 }
 
 #[tokio::test]
-async fn denying_sends_access_denied_back_and_spends_the_request() {
+async fn denying_sends_access_denied_back_and_spends_the_request() -> TestResult {
     let app = support::spawn_app().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let client_id = register(&app, "Claude").await;
     let request = consent_request(&app, &client_id, "/mcp/restaurant", "").await;
     let redirect = answer(&app, &browser, &request, false).await;
@@ -922,8 +943,7 @@ async fn denying_sends_access_denied_back_and_spends_the_request() {
     let details = browser
         .get(app.url(&format!("/api/oauth/requests/{request}")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(details.status().as_u16(), 404);
     // Another site cannot answer for the person.
     let request = consent_request(&app, &client_id, "/mcp/restaurant", "").await;
@@ -932,15 +952,15 @@ async fn denying_sends_access_denied_back_and_spends_the_request() {
         .header("origin", "https://evil.example")
         .json(&json!({"request": request, "allow": true}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(forged.status().as_u16(), 403);
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_client_with_a_secret_must_send_it() {
+async fn a_client_with_a_secret_must_send_it() -> TestResult {
     let app = support::spawn_app().await;
-    let browser = browser(&app).await;
+    let browser = browser(&app).await?;
     let (status, body) = register_with(
         &app,
         json!({
@@ -949,10 +969,13 @@ async fn a_client_with_a_secret_must_send_it() {
             "token_endpoint_auth_method": "client_secret_post",
         }),
     )
-    .await;
+    .await?;
     assert_eq!(status, 201, "{body}");
-    let client_id = body["client_id"].as_str().unwrap().to_owned();
-    let secret = body["client_secret"].as_str().unwrap().to_owned();
+    let client_id = body["client_id"].as_str().ok_or("no client_id")?.to_owned();
+    let secret = body["client_secret"]
+        .as_str()
+        .ok_or("no client_secret")?
+        .to_owned();
     assert_eq!(body["client_secret_expires_at"], 0);
     let code_one = code(&app, &browser, &client_id, "/mcp/restaurant", "").await;
     let (status, body) = exchange(&app, &client_id, &code_one).await;
@@ -977,27 +1000,28 @@ async fn a_client_with_a_secret_must_send_it() {
     assert_eq!(status, 200, "{body}");
     // No refresh_token grant registered: no refresh token.
     assert!(body.get("refresh_token").is_none());
+    Ok(())
 }
 
 #[tokio::test]
-async fn connections_are_listed_and_disconnected_only_by_their_owner() {
+async fn connections_are_listed_and_disconnected_only_by_their_owner() -> TestResult {
     let app = support::spawn_app().await;
-    let alice = browser(&app).await;
-    let bob = browser(&app).await;
+    let alice = browser(&app).await?;
+    let bob = browser(&app).await?;
     let tokens = access_token(&app, &alice, "/mcp/restaurant", "bookings").await;
     let state = state_of(&app).await;
-    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
 
     let list = |client: reqwest::Client| {
         let url = app.url("/api/connections");
         async move {
-            let response = client.get(url).send().await.unwrap();
+            let response = client.get(url).send().await?;
             assert_eq!(response.status().as_u16(), 200);
-            response.json::<Value>().await.unwrap()
+            response.json::<Value>().await
         }
     };
-    let mine = list(alice.clone()).await;
-    let connections = mine["connections"].as_array().unwrap();
+    let mine = list(alice.clone()).await?;
+    let connections = mine["connections"].as_array().ok_or("no connections")?;
     assert_eq!(connections.len(), 1, "{mine}");
     let connection = &connections[0];
     assert_eq!(connection["clientName"], "Test MCP client");
@@ -1005,37 +1029,35 @@ async fn connections_are_listed_and_disconnected_only_by_their_owner() {
     assert_eq!(connection["assistant"], "restaurant");
     assert!(connection["connectedAt"]
         .as_str()
-        .unwrap()
+        .ok_or("no connectedAt")?
         .starts_with("2026-11-29T03:00"));
     // verify_bearer recorded the use.
     assert!(connection["lastUsedAt"].as_str().is_some(), "{connection}");
-    let id = connection["id"].as_str().unwrap().to_owned();
+    let id = connection["id"].as_str().ok_or("no id")?.to_owned();
 
-    assert_eq!(list(bob.clone()).await["connections"], json!([]));
+    assert_eq!(list(bob.clone()).await?["connections"], json!([]));
     let stranger = bob
         .delete(app.url(&format!("/api/connections/{id}")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(stranger.status().as_u16(), 404);
-    let body: Value = stranger.json().await.unwrap();
+    let body: Value = stranger.json().await?;
     assert_eq!(body["error"]["code"], "NOT_FOUND");
-    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
 
     let mine = alice
         .delete(app.url(&format!("/api/connections/{id}")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(mine.status().as_u16(), 200);
-    invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await);
+    invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     let (status, _) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
     assert_eq!(status, 400);
-    assert_eq!(list(alice.clone()).await["connections"], json!([]));
+    assert_eq!(list(alice.clone()).await?["connections"], json!([]));
     let again = alice
         .delete(app.url(&format!("/api/connections/{id}")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(again.status().as_u16(), 404);
+    Ok(())
 }

@@ -10,6 +10,7 @@
 use crate::support;
 
 use std::{
+    error::Error,
     sync::{
         atomic::{AtomicUsize, Ordering},
         Arc,
@@ -23,7 +24,7 @@ use server::{
     tools::{weather::WeatherService, Upstreams},
 };
 use shared::{events::AgentEvent, message::Message};
-use support::{process::start_server, read_reply, Reply, TestApp};
+use support::{process::start_server, read_reply, Reply, TestApp, TestResult};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     sync::mpsc,
@@ -63,44 +64,44 @@ impl SseReader {
     }
 
     /// The next event; `None` at `[DONE]` or when the body ends.
-    async fn next(&mut self) -> Option<Value> {
+    async fn next(&mut self) -> Result<Option<Value>, Box<dyn Error>> {
         loop {
             if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
                 let block: Vec<u8> = self.buffer.drain(..end + 2).collect();
-                let block = String::from_utf8(block).unwrap();
+                let block = String::from_utf8(block)?;
                 for line in block.lines() {
                     if let Some(data) = line.strip_prefix("data: ") {
                         if data == "[DONE]" {
                             self.done = true;
-                            return None;
+                            return Ok(None);
                         }
-                        return Some(serde_json::from_str(data).unwrap());
+                        return Ok(Some(serde_json::from_str(data)?));
                     }
                 }
                 continue;
             }
-            match self.response.chunk().await.unwrap() {
+            match self.response.chunk().await? {
                 Some(bytes) => self.buffer.extend_from_slice(&bytes),
-                None => return None,
+                None => return Ok(None),
             }
         }
     }
 
-    async fn take(&mut self, n: usize) -> Vec<Value> {
+    async fn take(&mut self, n: usize) -> Result<Vec<Value>, Box<dyn Error>> {
         let mut events = Vec::new();
         while events.len() < n {
-            events.push(self.next().await.expect("the stream ended early"));
+            events.push(self.next().await?.ok_or("the stream ended early")?);
         }
-        events
+        Ok(events)
     }
 
     /// Every event left, and whether `[DONE]` ended them.
-    async fn rest(mut self) -> (Vec<Value>, bool) {
+    async fn rest(mut self) -> Result<(Vec<Value>, bool), Box<dyn Error>> {
         let mut events = Vec::new();
-        while let Some(event) = self.next().await {
+        while let Some(event) = self.next().await? {
             events.push(event);
         }
-        (events, self.done)
+        Ok((events, self.done))
     }
 }
 
@@ -113,27 +114,30 @@ fn header(response: &reqwest::Response, name: &str) -> String {
         .to_owned()
 }
 
-async fn open_chat(client: &reqwest::Client, base: &str, body: Value) -> SseReader {
+async fn open_chat(
+    client: &reqwest::Client,
+    base: &str,
+    body: Value,
+) -> reqwest::Result<SseReader> {
     let response = client
         .post(format!("{base}/api/chat"))
         .json(&body)
         .send()
-        .await
-        .unwrap();
-    SseReader::new(response)
+        .await?;
+    Ok(SseReader::new(response))
 }
 
-async fn get_stream(client: &reqwest::Client, base: &str, path: &str) -> Reply {
-    let response = client.get(format!("{base}{path}")).send().await.unwrap();
-    read_reply(response).await
+async fn get_stream(client: &reqwest::Client, base: &str, path: &str) -> reqwest::Result<Reply> {
+    let response = client.get(format!("{base}{path}")).send().await?;
+    Ok(read_reply(response).await)
 }
 
-fn conversation_of(start: &Value) -> String {
+fn conversation_of(start: &Value) -> Result<String, &'static str> {
     assert_eq!(start["type"], "start", "{start}");
-    start["messageMetadata"]["conversationId"]
+    Ok(start["messageMetadata"]["conversationId"]
         .as_str()
-        .unwrap()
-        .to_owned()
+        .ok_or("the start event names no conversation")?
+        .to_owned())
 }
 
 fn status_of(events: &[Value]) -> Option<String> {
@@ -160,12 +164,12 @@ fn assert_whole(reply: &Reply) {
     );
 }
 
-fn fold(mut message: Message, events: &[Value]) -> Message {
+fn fold(mut message: Message, events: &[Value]) -> serde_json::Result<Message> {
     for event in events {
-        let event: AgentEvent = serde_json::from_value(event.clone()).unwrap();
+        let event: AgentEvent = serde_json::from_value(event.clone())?;
         message.apply(&event);
     }
-    message
+    Ok(message)
 }
 
 async fn stored_conversation(app: &TestApp, conversation: &str) -> Value {
@@ -176,13 +180,18 @@ async fn stored_conversation(app: &TestApp, conversation: &str) -> Value {
     body
 }
 
-fn last_message(conversation: &Value) -> Message {
-    let messages = conversation["messages"].as_array().unwrap();
-    serde_json::from_value(messages.last().unwrap().clone()).unwrap()
+fn last_message(conversation: &Value) -> Result<Message, Box<dyn Error>> {
+    let messages = conversation["messages"]
+        .as_array()
+        .ok_or("the conversation has no messages")?;
+    let last = messages
+        .last()
+        .ok_or("the conversation's messages are empty")?;
+    Ok(serde_json::from_value(last.clone())?)
 }
 
 /// The run's events as stored, checked to be numbered 1, 2, … without gaps.
-async fn stored_events(app: &TestApp, run_id: &str) -> Vec<Value> {
+async fn stored_events(app: &TestApp, run_id: &str) -> Result<Vec<Value>, Box<dyn Error>> {
     // Stored in batches, one row each, with the batch's events one per line.
     let batches: Vec<(i64, i64, String)> = sqlx::query_as(
         "SELECT first_seq, last_seq, events FROM run_event_batches WHERE run_id = $1 \
@@ -190,8 +199,7 @@ async fn stored_events(app: &TestApp, run_id: &str) -> Vec<Value> {
     )
     .bind(run_id)
     .fetch_all(&app.pool)
-    .await
-    .unwrap();
+    .await?;
     let mut rows: Vec<(i64, String)> = Vec::new();
     for (first, last, events) in batches {
         let lines: Vec<&str> = events.split('\n').collect();
@@ -209,20 +217,21 @@ async fn stored_events(app: &TestApp, run_id: &str) -> Vec<Value> {
             "event numbers are 1, 2, … once each"
         );
     }
-    rows.into_iter()
-        .map(|(_, event)| serde_json::from_str(&event).unwrap())
-        .collect()
+    Ok(rows
+        .into_iter()
+        .map(|(_, event)| serde_json::from_str(&event))
+        .collect::<serde_json::Result<_>>()?)
 }
 
 #[tokio::test]
-async fn a_reply_goes_on_when_the_browser_leaves_and_is_picked_up_whole() {
+async fn a_reply_goes_on_when_the_browser_leaves_and_is_picked_up_whole() -> TestResult {
     let app = slow_app().await;
     let base = app.url("");
-    let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await;
+    let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await?;
     let run_id = first.run_id();
     assert!(run_id.starts_with("run_"), "{run_id}");
-    let seen = first.take(5).await;
-    let conversation = conversation_of(&seen[0]);
+    let seen = first.take(5).await?;
+    let conversation = conversation_of(&seen[0])?;
     // The browser leaves mid-reply.
     drop(first);
 
@@ -231,7 +240,7 @@ async fn a_reply_goes_on_when_the_browser_leaves_and_is_picked_up_whole() {
         &base,
         &format!("/api/chat/{conversation}/stream"),
     )
-    .await;
+    .await?;
     assert_whole(&reply);
     assert_eq!(status_of(&reply.events).as_deref(), Some("completed"));
     assert_eq!(reply.events[..5], seen[..], "the same run, from its start");
@@ -242,23 +251,26 @@ async fn a_reply_goes_on_when_the_browser_leaves_and_is_picked_up_whole() {
         reply.events
     );
     // Every event once, in order: exactly the run's log.
-    assert_eq!(stored_events(&app, &run_id).await, reply.events);
+    assert_eq!(stored_events(&app, &run_id).await?, reply.events);
     // The stored reply is what the events fold into.
-    let message_id = seen[0]["messageId"].as_str().unwrap();
-    let folded = fold(Message::assistant(message_id), &reply.events);
+    let message_id = seen[0]["messageId"]
+        .as_str()
+        .ok_or("the start event has no messageId")?;
+    let folded = fold(Message::assistant(message_id), &reply.events)?;
     let stored = stored_conversation(&app, &conversation).await;
-    assert_eq!(last_message(&stored), folded);
+    assert_eq!(last_message(&stored)?, folded);
     assert!(stored.get("running").is_none(), "{stored}");
+    Ok(())
 }
 
 #[tokio::test]
-async fn the_stored_copy_and_the_rest_of_the_run_make_the_whole_reply() {
+async fn the_stored_copy_and_the_rest_of_the_run_make_the_whole_reply() -> TestResult {
     // What a browser does after a reload: show the stored copy, then ask for the rest.
     let app = slow_app().await;
     let base = app.url("");
-    let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await;
+    let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await?;
     let run_id = first.run_id();
-    let conversation = conversation_of(&first.take(1).await[0]);
+    let conversation = conversation_of(&first.take(1).await?[0])?;
     drop(first);
     // Wait until the stored copy holds part of the reply (saved after the tool calls).
     let (stored, running) = loop {
@@ -268,36 +280,43 @@ async fn the_stored_copy_and_the_rest_of_the_run_make_the_whole_reply() {
             !running.is_null(),
             "the reply is still being written: {body}"
         );
-        if running["after"].as_u64().unwrap() > 0 {
-            break (last_message(&body), running);
+        if running["after"]
+            .as_u64()
+            .ok_or("running.after is no number")?
+            > 0
+        {
+            break (last_message(&body)?, running);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(running["runId"], json!(run_id));
     assert_eq!(running["messageId"], json!(stored.id));
     assert!(stored.status.is_none());
-    let after = running["after"].as_u64().unwrap();
+    let after = running["after"]
+        .as_u64()
+        .ok_or("running.after is no number")?;
     let rest = get_stream(
         &app.client,
         &base,
         &format!("/api/chat/{conversation}/stream?after={after}&run={run_id}"),
     )
-    .await;
+    .await?;
     assert_eq!(rest.status, 200);
     assert!(rest.done);
     assert_eq!(status_of(&rest.events).as_deref(), Some("completed"));
-    let whole = stored_events(&app, &run_id).await;
+    let whole = stored_events(&app, &run_id).await?;
     assert_eq!(rest.events, whole[after as usize..]);
-    let final_copy = last_message(&stored_conversation(&app, &conversation).await);
-    assert_eq!(fold(stored, &rest.events), final_copy);
+    let final_copy = last_message(&stored_conversation(&app, &conversation).await)?;
+    assert_eq!(fold(stored, &rest.events)?, final_copy);
+    Ok(())
 }
 
 #[tokio::test]
-async fn after_n_replays_only_the_rest() {
+async fn after_n_replays_only_the_rest() -> TestResult {
     let app = slow_app().await;
     let base = app.url("");
-    let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await;
-    let conversation = conversation_of(&first.take(1).await[0]);
+    let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await?;
+    let conversation = conversation_of(&first.take(1).await?[0])?;
     let path = format!("/api/chat/{conversation}/stream");
     let after_seven = format!("{path}?after=7");
     let (all, rest, original) = tokio::join!(
@@ -305,26 +324,28 @@ async fn after_n_replays_only_the_rest() {
         get_stream(&app.client, &base, &after_seven),
         first.rest(),
     );
+    let (all, rest) = (all?, rest?);
     assert_whole(&all);
     assert_eq!(rest.status, 200);
     assert!(rest.done);
     assert_eq!(rest.events, all.events[7..]);
     // The first stream, read to its end, saw the same events too.
-    let (original, done) = original;
+    let (original, done) = original?;
     assert!(done);
     assert_eq!(original, all.events[1..]);
+    Ok(())
 }
 
 #[tokio::test]
-async fn no_run_answers_204_and_another_owners_conversation_404() {
+async fn no_run_answers_204_and_another_owners_conversation_404() -> TestResult {
     let app = slow_app().await;
     let base = app.url("");
     let done = app.chat(None, "Xin chào").await;
     let conversation = done.conversation_id();
     let path = format!("/api/chat/{conversation}/stream");
-    let response = app.client.get(app.url(&path)).send().await.unwrap();
+    let response = app.client.get(app.url(&path)).send().await?;
     assert_eq!(response.status().as_u16(), 204);
-    assert!(response.text().await.unwrap().is_empty());
+    assert!(response.text().await?.is_empty());
     assert!(stored_conversation(&app, &conversation)
         .await
         .get("running")
@@ -332,17 +353,16 @@ async fn no_run_answers_204_and_another_owners_conversation_404() {
 
     let stranger = support::new_client();
     for path in [path.clone(), "/api/chat/conv_nope/stream".to_owned()] {
-        let response = stranger.get(app.url(&path)).send().await.unwrap();
+        let response = stranger.get(app.url(&path)).send().await?;
         assert_eq!(response.status().as_u16(), 404, "{path}");
-        let body: Value = response.json().await.unwrap();
+        let body: Value = response.json().await?;
         assert_eq!(body["error"]["code"], "NOT_FOUND");
     }
     let bad = app
         .client
         .get(app.url(&format!("{path}?after=soon")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(bad.status().as_u16(), 400);
 
     // While a run is going, another run's id gets 204 (that run is over), and a stranger
@@ -352,19 +372,19 @@ async fn no_run_answers_204_and_another_owners_conversation_404() {
         &base,
         json!({"conversationId": conversation, "text": TWO_CITIES}),
     )
-    .await;
-    running.take(1).await;
+    .await?;
+    running.take(1).await?;
     let other = app
         .client
         .get(app.url(&format!("{path}?run=run_over")))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(other.status().as_u16(), 204);
-    let response = stranger.get(app.url(&path)).send().await.unwrap();
+    let response = stranger.get(app.url(&path)).send().await?;
     assert_eq!(response.status().as_u16(), 404);
-    let (_, done) = running.rest().await;
+    let (_, done) = running.rest().await?;
     assert!(done);
+    Ok(())
 }
 
 /// A weather service that never answers: it records each request and when the client
@@ -377,16 +397,15 @@ struct HoldingWeather {
 }
 
 impl HoldingWeather {
-    async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
+    async fn start() -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
         let requests = Arc::new(AtomicUsize::new(0));
         let (requested_tx, requested) = mpsc::unbounded_channel();
         let (closed_tx, closed) = mpsc::unbounded_channel();
         let counter = requests.clone();
         tokio::spawn(async move {
-            loop {
-                let (mut socket, _) = listener.accept().await.unwrap();
+            while let Ok((mut socket, _)) = listener.accept().await {
                 let (requested_tx, closed_tx) = (requested_tx.clone(), closed_tx.clone());
                 let counter = counter.clone();
                 tokio::spawn(async move {
@@ -412,20 +431,19 @@ impl HoldingWeather {
                 });
             }
         });
-        Self {
+        Ok(Self {
             addr,
             requests,
             requested,
             closed,
-        }
+        })
     }
 }
 
 #[tokio::test]
-async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() {
-    let mut fake = HoldingWeather::start().await;
-    let service =
-        WeatherService::new(format!("http://{}", fake.addr), Duration::from_secs(60)).unwrap();
+async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() -> TestResult {
+    let mut fake = HoldingWeather::start().await?;
+    let service = WeatherService::new(format!("http://{}", fake.addr), Duration::from_secs(60))?;
     let app = support::spawn_app_with_upstreams(Upstreams {
         weather: Some(service),
     })
@@ -437,34 +455,30 @@ async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() {
         &base,
         json!({"conversationId": conversation, "text": "Thời tiết Hà Nội ngày mai thế nào?"}),
     )
-    .await;
-    let reading = tokio::spawn(reader.rest());
+    .await?;
+    // Spawned tasks need a `Send` output, which `Box<dyn Error>` is not.
+    let reading = tokio::spawn(async move { reader.rest().await.map_err(|e| e.to_string()) });
     // The tool is running: the fake holds its request.
     tokio::time::timeout(Duration::from_secs(10), fake.requested.recv())
         .await
-        .expect("the weather tool called the service")
-        .unwrap();
+        .map_err(|_| "the weather tool did not call the service")?
+        .ok_or("the fake weather service stopped")?;
 
     let stop: Value = app
         .client
         .post(app.url(&format!("/api/chat/{conversation}/stop")))
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(stop["stopped"], true);
     // The tool saw the cancellation: its request was dropped.
     tokio::time::timeout(Duration::from_secs(5), fake.closed.recv())
         .await
-        .expect("the weather request was cancelled")
-        .unwrap();
+        .map_err(|_| "the weather request was not cancelled")?
+        .ok_or("the fake weather service stopped")?;
 
-    let (events, done) = tokio::time::timeout(Duration::from_secs(10), reading)
-        .await
-        .unwrap()
-        .unwrap();
+    let (events, done) = tokio::time::timeout(Duration::from_secs(10), reading).await???;
     assert!(done);
     assert_eq!(
         status_of(&events).as_deref(),
@@ -482,18 +496,18 @@ async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() {
     let at = events
         .iter()
         .position(|e| e["type"] == "tool-output-error")
-        .unwrap();
-    let after: Vec<&str> = events[at + 1..]
+        .ok_or("no tool-output-error event")?;
+    let after = events[at + 1..]
         .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
+        .map(|e| e["type"].as_str().ok_or("an event without a type"))
+        .collect::<Result<Vec<&str>, _>>()?;
     assert_eq!(after, ["finish-step", "finish"], "{events:#?}");
 
     // Nothing runs after the stop: no other request reaches the service.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(fake.requests.load(Ordering::SeqCst), 1);
     let stored = stored_conversation(&app, &conversation).await;
-    let message = last_message(&stored);
+    let message = last_message(&stored)?;
     assert_eq!(
         message.status,
         Some(shared::message::RunStatus::Stopped),
@@ -503,16 +517,15 @@ async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() {
         .client
         .post(app.url(&format!("/api/chat/{conversation}/stop")))
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(again["stopped"], false);
+    Ok(())
 }
 
 #[tokio::test]
-async fn another_process_replays_follows_and_stops_a_run() {
+async fn another_process_replays_follows_and_stops_a_run() -> TestResult {
     // The in-process app only creates and migrates the database and reads rows.
     let app = support::spawn_app().await;
     let one = start_server(&app.db_url, &[("DATBAN_OFFLINE_TOKEN_DELAY_MS", "20")]).await;
@@ -520,32 +533,33 @@ async fn another_process_replays_follows_and_stops_a_run() {
     // One cookie jar: the same person on both (they share the key stored in the database).
     let client = support::new_client();
 
-    let mut first = open_chat(&client, &one.base, json!({"text": TWO_CITIES})).await;
+    let mut first = open_chat(&client, &one.base, json!({"text": TWO_CITIES})).await?;
     let run_id = first.run_id();
-    let seen = first.take(3).await;
-    let conversation = conversation_of(&seen[0]);
+    let seen = first.take(3).await?;
+    let conversation = conversation_of(&seen[0])?;
     let path = format!("/api/chat/{conversation}/stream");
     let (reattached, rest) = tokio::join!(get_stream(&client, &two.base, &path), first.rest());
+    let reattached = reattached?;
     assert_whole(&reattached);
     assert_eq!(
         reattached.events[0]["messageId"], seen[0]["messageId"],
         "the same reply"
     );
     assert_eq!(status_of(&reattached.events).as_deref(), Some("completed"));
-    let (rest, done) = rest;
+    let (rest, done) = rest?;
     assert!(done);
     let original: Vec<Value> = seen.into_iter().chain(rest).collect();
     assert_eq!(reattached.events, original, "every event once, in order");
-    assert_eq!(stored_events(&app, &run_id).await, original);
+    assert_eq!(stored_events(&app, &run_id).await?, original);
     // Nothing is running any more, on either process.
     for base in [&one.base, &two.base] {
-        let response = client.get(format!("{base}{path}")).send().await.unwrap();
+        let response = client.get(format!("{base}{path}")).send().await?;
         assert_eq!(response.status().as_u16(), 204);
     }
 
     // A stop through process two ends the run on process one.
-    let mut looping = open_chat(&client, &one.base, json!({"text": "#loop"})).await;
-    let conversation = conversation_of(&looping.take(1).await[0]);
+    let mut looping = open_chat(&client, &one.base, json!({"text": "#loop"})).await?;
+    let conversation = conversation_of(&looping.take(1).await?[0])?;
     let follower = tokio::spawn({
         let (client, base) = (client.clone(), two.base.clone());
         let path = format!("/api/chat/{conversation}/stream");
@@ -555,15 +569,13 @@ async fn another_process_replays_follows_and_stops_a_run() {
     let stop: Value = client
         .post(format!("{}/api/chat/{conversation}/stop", two.base))
         .send()
-        .await
-        .unwrap()
+        .await?
         .json()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(stop["stopped"], true);
     let (events, done) = tokio::time::timeout(Duration::from_secs(10), looping.rest())
         .await
-        .expect("the run on process one stopped");
+        .map_err(|_| "the run on process one did not stop")??;
     assert!(done);
     assert_eq!(
         status_of(&events).as_deref(),
@@ -571,16 +583,14 @@ async fn another_process_replays_follows_and_stops_a_run() {
         "{events:#?}"
     );
     assert!(events.iter().filter(|e| e["type"] == "start-step").count() < 6);
-    let followed = tokio::time::timeout(Duration::from_secs(10), follower)
-        .await
-        .unwrap()
-        .unwrap();
+    let followed = tokio::time::timeout(Duration::from_secs(10), follower).await???;
     assert_whole(&followed);
     assert_eq!(status_of(&followed.events).as_deref(), Some("stopped"));
+    Ok(())
 }
 
 #[tokio::test]
-async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() {
+async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() -> TestResult {
     let app = support::spawn_app().await;
     let server = start_server(
         &app.db_url,
@@ -595,11 +605,11 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() {
     // A confirmation waiting for this person (a purchase), decided later.
     let post = |body: Value| {
         let request = person.post(format!("{base}/api/chat")).json(&body);
-        async move { read_reply(request.send().await.unwrap()).await }
+        async move { reqwest::Result::Ok(read_reply(request.send().await?).await) }
     };
-    let suggested = post(json!({"text": SUGGEST, "assistant": "gifts"})).await;
+    let suggested = post(json!({"text": SUGGEST, "assistant": "gifts"})).await?;
     let pending_conversation = suggested.conversation_id();
-    let buying = post(json!({"conversationId": pending_conversation, "text": BUY})).await;
+    let buying = post(json!({"conversationId": pending_conversation, "text": BUY})).await?;
     assert_eq!(
         buying.status_of_run().as_deref(),
         Some("awaiting-approval"),
@@ -611,36 +621,33 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() {
     let mut running = Vec::new();
     let mut conversations = Vec::new();
     for _ in 0..3 {
-        let mut reader = open_chat(&person, base, json!({"text": "#loop"})).await;
-        conversations.push(conversation_of(&reader.take(1).await[0]));
+        let mut reader = open_chat(&person, base, json!({"text": "#loop"})).await?;
+        conversations.push(conversation_of(&reader.take(1).await?[0])?);
         running.push(reader);
     }
     let refused = person
         .post(format!("{base}/api/chat"))
         .json(&json!({"text": "Xin chào"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(refused.status().as_u16(), 429);
-    let wait: u64 = refused.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let wait: u64 = refused.headers()["retry-after"].to_str()?.parse()?;
     assert!(wait >= 1, "retry-after {wait}");
-    let body: Value = refused.json().await.unwrap();
+    let body: Value = refused.json().await?;
     assert_eq!(body["error"]["code"], "TOO_MANY_RUNS", "{body}");
-    assert!(!body["error"]["message"].as_str().unwrap().is_empty());
+    assert!(!body["error"]["message"]
+        .as_str()
+        .ok_or("the error has no message")?
+        .is_empty());
     let decision =
         json!({"conversationId": pending_conversation, "toolCallId": call, "approved": true});
     let refused = person
         .post(format!("{base}/api/approvals"))
         .json(&decision)
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(refused.status().as_u16(), 429);
-    let body: Value = refused.json().await.unwrap();
+    let body: Value = refused.json().await?;
     assert_eq!(body["error"]["code"], "TOO_MANY_RUNS", "{body}");
 
     // Someone else is served meanwhile.
@@ -649,8 +656,7 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() {
             .post(format!("{base}/api/chat"))
             .json(&json!({"text": "Xin chào"}))
             .send()
-            .await
-            .unwrap(),
+            .await?,
     )
     .await;
     assert_eq!(other.status, 200);
@@ -661,11 +667,10 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() {
         person
             .post(format!("{base}/api/chat/{conversation}/stop"))
             .send()
-            .await
-            .unwrap();
+            .await?;
     }
     for reader in running {
-        let (events, done) = reader.rest().await;
+        let (events, done) = reader.rest().await?;
         assert!(done);
         assert_eq!(status_of(&events).as_deref(), Some("stopped"));
     }
@@ -674,10 +679,10 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() {
             .post(format!("{base}/api/approvals"))
             .json(&decision)
             .send()
-            .await
-            .unwrap(),
+            .await?,
     )
     .await;
     assert_eq!(decided.status, 200, "{:?}", decided.body);
     assert_eq!(decided.of_type("tool-output-available").len(), 1);
+    Ok(())
 }

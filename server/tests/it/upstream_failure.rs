@@ -9,10 +9,10 @@ use std::{net::SocketAddr, time::Duration};
 use axum::{http::StatusCode, routing::get, Router};
 use serde_json::{json, Value};
 use server::tools::{weather::WeatherService, Upstreams};
-use support::spawn_app_with_upstreams;
+use support::{spawn_app_with_upstreams, TestResult};
 
 /// A weather service that is always down: 503 with a telling body.
-async fn failing_weather_service() -> SocketAddr {
+async fn failing_weather_service() -> std::io::Result<SocketAddr> {
     let router = Router::new().route(
         "/forecast",
         get(|| async {
@@ -22,12 +22,10 @@ async fn failing_weather_service() -> SocketAddr {
             )
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router).await.unwrap();
-    });
-    addr
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Ok(addr)
 }
 
 /// `stream` with every id value of `events` (keys `id` or ending in `Id`) replaced.
@@ -58,7 +56,7 @@ fn mask_ids(stream: &str, events: &[Value]) -> String {
 }
 
 /// The `data:` events of a UI message stream, and whether it ended with `[DONE]`.
-fn events(stream: &str) -> (Vec<Value>, bool) {
+fn events(stream: &str) -> serde_json::Result<(Vec<Value>, bool)> {
     let mut events = Vec::new();
     let mut done = false;
     for line in stream.lines() {
@@ -66,17 +64,17 @@ fn events(stream: &str) -> (Vec<Value>, bool) {
             if data == "[DONE]" {
                 done = true;
             } else {
-                events.push(serde_json::from_str(data).unwrap());
+                events.push(serde_json::from_str(data)?);
             }
         }
     }
-    (events, done)
+    Ok((events, done))
 }
 
 #[tokio::test]
-async fn a_weather_service_outage_reaches_the_model_as_a_retryable_error() {
-    let fake = failing_weather_service().await;
-    let service = WeatherService::new(format!("http://{fake}"), Duration::from_secs(5)).unwrap();
+async fn a_weather_service_outage_reaches_the_model_as_a_retryable_error() -> TestResult {
+    let fake = failing_weather_service().await?;
+    let service = WeatherService::new(format!("http://{fake}"), Duration::from_secs(5))?;
     let app = spawn_app_with_upstreams(Upstreams {
         weather: Some(service),
     })
@@ -87,17 +85,16 @@ async fn a_weather_service_outage_reaches_the_model_as_a_retryable_error() {
         .post(app.url("/api/chat"))
         .json(&json!({"text": "Thời tiết Hà Nội ngày mai thế nào?"}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 200);
-    let stream = response.text().await.unwrap();
-    let (events, done) = events(&stream);
+    let stream = response.text().await?;
+    let (events, done) = events(&stream)?;
     assert!(done, "{stream}");
 
     let call = events
         .iter()
         .find(|e| e["type"] == "tool-input-available" && e["toolName"] == "getWeather")
-        .unwrap_or_else(|| panic!("no getWeather call: {stream}"));
+        .ok_or_else(|| format!("no getWeather call: {stream}"))?;
     assert_eq!(call["input"]["city"], "Hà Nội");
     let errors: Vec<&Value> = events
         .iter()
@@ -125,4 +122,5 @@ async fn a_weather_service_outage_reaches_the_model_as_a_retryable_error() {
     ] {
         assert!(!stream.contains(&leak), "leaked {leak}: {stream}");
     }
+    Ok(())
 }

@@ -544,6 +544,21 @@ impl Planner<'_> {
             // No place named: the first with a table free at the time asked for, when the
             // search gave free times (a place closed by then would only be refused).
             None if named.is_empty() => {
+                // A place we do not know ("Nhà hàng ABC"): another is not proposed in
+                // its stead; the person picks from the list, or names another.
+                if let Some(name) = request.said.place_name() {
+                    let text = match self.lang {
+                        Lang::Vi => format!(
+                            "Tôi không tìm thấy nhà hàng \"{name}\" trong danh mục, nên chưa \
+                             đặt bàn. {WHICH_PLACE_VI}"
+                        ),
+                        Lang::En => format!(
+                            "I couldn't find a restaurant called \"{name}\", so nothing is \
+                             booked. {WHICH_PLACE_EN}"
+                        ),
+                    };
+                    return Some((text, None));
+                }
                 let at = self
                     .booking_details(&request.details)
                     .starts_at

@@ -4,7 +4,7 @@
 use super::lexicon::CUISINES;
 use super::read::{digits, is_one_of, number, Lang, PhraseIndex, Utterance};
 use super::read_gift::ItemRef;
-use crate::tools::city::{CITY_LEXICON, FOREIGN_PLACES, UNSERVED_PLACES};
+use crate::tools::city::{fold, CITY_LEXICON, FOREIGN_PLACES, UNSERVED_PLACES};
 use std::sync::LazyLock;
 
 /// Places inside a city we serve that people name instead of the city ("gần Hồ Gươm",
@@ -221,6 +221,57 @@ impl Utterance {
         })
     }
 
+    /// A place named after "nhà hàng", "quán" or "restaurant" and written with capitals, as
+    /// written: "Nhà hàng ABC" gives "ABC". `None` when what follows is a city or a kind
+    /// of food ("quán Phở", "nhà hàng Ý"), or is not capitalised.
+    pub(super) fn place_name(&self) -> Option<String> {
+        let words: Vec<&str> = self.raw.split_whitespace().collect();
+        let folded: Vec<String> = words.iter().map(|word| fold(word)).collect();
+        // "quán" with its accent only (composed or not): unaccented "quan" is as often
+        // "quận", a district ("quan 1").
+        let quan = |word: &str| matches!(word.to_lowercase().as_str(), "quán" | "qua\u{301}n");
+        let after = (0..words.len()).find_map(|at| {
+            let pair = (folded[at].as_str(), folded.get(at + 1).map(String::as_str));
+            match pair {
+                ("nha", Some("hang")) => Some(at + 2),
+                ("restaurant", _) => Some(at + 1),
+                _ if quan(words[at]) => Some(at + 1),
+                _ => None,
+            }
+        })?;
+        let mut name = Vec::new();
+        for word in words.iter().skip(after) {
+            let bare = word.trim_end_matches(|c: char| !c.is_alphanumeric());
+            // A number may be part of a name ("Quán 49"), not its start.
+            let capital = bare
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_uppercase() || (!name.is_empty() && c.is_ascii_digit()));
+            if !capital {
+                break;
+            }
+            name.push(bare);
+            if bare.len() != word.len() {
+                break;
+            }
+        }
+        // Words a sentence goes on with, capitalised or not ("a restaurant I like").
+        let first = name.first().map(|word| fold(word)).unwrap_or_default();
+        if is_one_of(
+            "i|in|at|for|on|near|with|tonight|tomorrow|today|o|cho|luc|gan",
+            &first,
+        ) {
+            return None;
+        }
+        let name = name.join(" ");
+        // Read after a place word: "Ý" is a kind of food only as "nhà hàng Ý".
+        let said = Utterance::new(&format!("nhà hàng {name}"));
+        let known = !said.cities().is_empty()
+            || said.cuisine(Lang::Vi).is_some()
+            || said.cuisine(Lang::En).is_some();
+        (!name.is_empty() && !known).then_some(name)
+    }
+
     /// How many people the table is for. Counts past what a booking takes ("500 people")
     /// are read all the same: the tools refuse them with their limit, where a count left
     /// out would be asked for again as if never said.
@@ -373,6 +424,37 @@ impl Utterance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_place_we_may_not_know_is_read_as_written() {
+        for (text, name) in [
+            ("Đặt bàn ở Nhà hàng ABC ở Hà Nội tối nay 7h", "ABC"),
+            (
+                "book a table at restaurant Luna Rossa in Saigon",
+                "Luna Rossa",
+            ),
+            ("đặt quán Bà Ba, Hà Nội, 2 người", "Bà Ba"),
+            ("đặt bàn ở qua\u{301}n Gốc Đa", "Gốc Đa"),
+        ] {
+            assert_eq!(
+                Utterance::new(text).place_name().as_deref(),
+                Some(name),
+                "{text}"
+            );
+        }
+        for text in [
+            "đặt quán Phở ở Hà Nội",
+            "nhà hàng Ý ở Đà Nẵng",
+            "nhà hàng Hà Nội",
+            "ăn ở quận 1",
+            "an o quan 1 Saigon",
+            "find a restaurant I like in Hue",
+            "tìm quán ngon",
+            "Quán 49",
+        ] {
+            assert_eq!(Utterance::new(text).place_name(), None, "{text}");
+        }
+    }
 
     #[test]
     fn a_landmark_names_its_city() {

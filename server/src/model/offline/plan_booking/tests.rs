@@ -861,3 +861,23 @@ fn a_missing_time_is_asked_for_with_the_day_already_said() {
         assert!(turn.text.ends_with(question), "{request}: {}", turn.text);
     }
 }
+
+/// A place named that the catalogue does not have is said to be unknown; another place of
+/// the search is not proposed in its stead.
+#[test]
+fn a_place_we_do_not_know_is_said_so_and_no_other_is_proposed() {
+    for (request, said) in [
+        (
+            "Đặt bàn ở Nhà hàng ABC ở Hà Nội tối mai lúc 19:30 cho 2 người",
+            "Tôi không tìm thấy nhà hàng \"ABC\" trong danh mục, nên chưa đặt bàn.",
+        ),
+        (
+            "Book a table at restaurant Luna Rossa in Hanoi tomorrow at 7:30pm for 2",
+            "I couldn't find a restaurant called \"Luna Rossa\", so nothing is booked.",
+        ),
+    ] {
+        let turn = plan(searched_with(request, &hanoi_search()));
+        assert!(turn.calls.is_empty(), "{request}: {turn:?}");
+        assert!(turn.text.contains(said), "{request}: {}", turn.text);
+    }
+}

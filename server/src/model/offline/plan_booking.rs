@@ -188,7 +188,11 @@ impl Planner<'_> {
         }
         let asked = self.request_before_call(SEARCH_RESTAURANTS);
         let part = asked.as_ref().and_then(Utterance::day_part);
-        let time = said.time_in(part);
+        // A time said with the request still holds when only the place was asked for
+        // (the place named was not one we know).
+        let time = said
+            .time_in(part)
+            .or_else(|| asked.as_ref().and_then(Utterance::time));
         let date = said.date(self.today()).or_else(|| {
             let filters = self.search_filters()?;
             self.searched_day(&filters)

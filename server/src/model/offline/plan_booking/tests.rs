@@ -876,8 +876,19 @@ fn a_place_we_do_not_know_is_said_so_and_no_other_is_proposed() {
             "I couldn't find a restaurant called \"Luna Rossa\", so nothing is booked.",
         ),
     ] {
-        let turn = plan(searched_with(request, &hanoi_search()));
+        let mut history = searched_with(request, &hanoi_search());
+        let turn = plan(history.clone());
         assert!(turn.calls.is_empty(), "{request}: {turn:?}");
         assert!(turn.text.contains(said), "{request}: {}", turn.text);
+        // The place picked from the list then is booked with what the request said.
+        history.push(turn.assistant());
+        history.push(user("quán thứ 2"));
+        let booking = plan(history);
+        assert_eq!(
+            arguments(booking.only_call()),
+            json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 2,
+                   "startsAt": "2026-11-30T19:30:00+07:00"}),
+            "{request}"
+        );
     }
 }

@@ -369,7 +369,10 @@ pub(crate) mod test_db;
 /// A migrated pool on a fresh test database, and the guard that removes the database.
 #[cfg(test)]
 pub(crate) async fn test_pool() -> (Pool, test_db::TestDatabase) {
-    let (url, guard) = test_db::test_database_url().await;
+    let (url, guard) = match test_db::test_database_url().await {
+        Ok(found) => found,
+        Err(error) => panic!("test database: {error}"),
+    };
     match connect(&url).await {
         Ok(pool) => (pool, guard),
         Err(error) => panic!("test database: {error}"),

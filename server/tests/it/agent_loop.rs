@@ -31,8 +31,10 @@ fn assert_well_formed(reply: &Reply) {
 }
 
 /// Search, then ask for a booking that the person must confirm.
-async fn pending_booking(app: &TestApp) -> Result<(String, String), Box<dyn std::error::Error>> {
-    let search = app.chat(None, SEARCH).await;
+async fn pending_booking(
+    app: &TestApp,
+) -> Result<(String, String), Box<dyn std::error::Error + Send + Sync>> {
+    let search = app.chat(None, SEARCH).await?;
     assert_well_formed(&search);
     assert_eq!(
         search.of_type("tool-input-available")[0]["input"],
@@ -46,7 +48,7 @@ async fn pending_booking(app: &TestApp) -> Result<(String, String), Box<dyn std:
     );
     assert!(found.iter().all(|r| r["cuisine"] == "chả cá"), "{found:?}");
     let conversation = search.conversation_id();
-    let booking = app.chat(Some(&conversation), BOOK_FULL).await;
+    let booking = app.chat(Some(&conversation), BOOK_FULL).await?;
     assert_well_formed(&booking);
     assert_eq!(
         booking.status_of_run().as_deref(),
@@ -64,9 +66,9 @@ async fn pending_booking(app: &TestApp) -> Result<(String, String), Box<dyn std:
 }
 
 #[tokio::test]
-async fn weather_for_one_city_streams_a_validated_call_and_its_output() {
-    let app = spawn_app().await;
-    let reply = app.chat(None, "Thời tiết Hà Nội hôm nay thế nào?").await;
+async fn weather_for_one_city_streams_a_validated_call_and_its_output() -> TestResult {
+    let app = spawn_app().await?;
+    let reply = app.chat(None, "Thời tiết Hà Nội hôm nay thế nào?").await?;
     assert_well_formed(&reply);
     let available = reply.of_type("tool-input-available");
     assert_eq!(available.len(), 1);
@@ -81,12 +83,13 @@ async fn weather_for_one_city_streams_a_validated_call_and_its_output() {
     assert_eq!(output[0]["output"]["city"], "Hà Nội");
     assert_eq!(reply.status_of_run().as_deref(), Some("completed"));
     assert!(reply.text().contains("Hà Nội"), "{}", reply.text());
+    Ok(())
 }
 
 #[tokio::test]
 async fn two_cities_are_two_calls_in_one_step_matched_by_id() -> TestResult {
-    let app = spawn_app().await;
-    let reply = app.chat(None, "Thời tiết Hà Nội và Đà Lạt ra sao?").await;
+    let app = spawn_app().await?;
+    let reply = app.chat(None, "Thời tiết Hà Nội và Đà Lạt ra sao?").await?;
     assert_well_formed(&reply);
     let starts = reply.of_type("tool-input-start");
     assert_eq!(starts.len(), 2);
@@ -122,8 +125,8 @@ async fn two_cities_are_two_calls_in_one_step_matched_by_id() -> TestResult {
 
 #[tokio::test]
 async fn unknown_tool_gets_an_error_listing_the_available_tools() -> TestResult {
-    let app = spawn_app().await;
-    let reply = app.chat(None, "#unknown-tool").await;
+    let app = spawn_app().await?;
+    let reply = app.chat(None, "#unknown-tool").await?;
     assert_well_formed(&reply);
     let errors = reply.of_type("tool-input-error");
     assert_eq!(errors.len(), 1);
@@ -139,8 +142,8 @@ async fn unknown_tool_gets_an_error_listing_the_available_tools() -> TestResult 
 
 #[tokio::test]
 async fn malformed_arguments_are_rejected_before_anything_runs() -> TestResult {
-    let app = spawn_app().await;
-    let reply = app.chat(None, "#bad-json").await;
+    let app = spawn_app().await?;
+    let reply = app.chat(None, "#bad-json").await?;
     assert_well_formed(&reply);
     let errors = reply.of_type("tool-input-error");
     assert_eq!(errors.len(), 1);
@@ -149,15 +152,15 @@ async fn malformed_arguments_are_rejected_before_anything_runs() -> TestResult {
         .as_str()
         .ok_or("the error's text")?
         .contains("not valid JSON"));
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_failing_tool_tells_the_model_little_and_the_log_everything() -> TestResult {
-    let app = spawn_app().await;
-    let reply = app.chat(None, "#tool-error").await;
+    let app = spawn_app().await?;
+    let reply = app.chat(None, "#tool-error").await?;
     assert_well_formed(&reply);
     let errors = reply.of_type("tool-output-error");
     assert_eq!(errors.len(), 1);
@@ -180,9 +183,9 @@ async fn a_failing_tool_tells_the_model_little_and_the_log_everything() -> TestR
 }
 
 #[tokio::test]
-async fn a_model_that_keeps_calling_tools_hits_the_step_limit() {
-    let app = spawn_app().await;
-    let reply = app.chat(None, "#loop").await;
+async fn a_model_that_keeps_calling_tools_hits_the_step_limit() -> TestResult {
+    let app = spawn_app().await?;
+    let reply = app.chat(None, "#loop").await?;
     assert_well_formed(&reply);
     assert_eq!(reply.status_of_run().as_deref(), Some("step-limit"));
     assert_eq!(reply.of_type("start-step").len(), 6);
@@ -191,16 +194,17 @@ async fn a_model_that_keeps_calling_tools_hits_the_step_limit() {
         max_steps: 2,
         max_tool_errors: 3,
     })
-    .await;
-    let reply = tight.chat(None, "#loop").await;
+    .await?;
+    let reply = tight.chat(None, "#loop").await?;
     assert_eq!(reply.status_of_run().as_deref(), Some("step-limit"));
     assert_eq!(reply.of_type("start-step").len(), 2);
+    Ok(())
 }
 
 #[tokio::test]
 async fn repeated_invalid_calls_end_with_too_many_tool_errors() -> TestResult {
-    let app = spawn_app().await;
-    let reply = app.chat(None, "#bad-args").await;
+    let app = spawn_app().await?;
+    let reply = app.chat(None, "#bad-args").await?;
     assert_well_formed(&reply);
     assert_eq!(
         reply.status_of_run().as_deref(),
@@ -215,16 +219,16 @@ async fn repeated_invalid_calls_end_with_too_many_tool_errors() -> TestResult {
         message.contains("partySize: expected integer, received string"),
         "{message}"
     );
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
     Ok(())
 }
 
 #[tokio::test]
 async fn the_incident_a_booking_without_party_size_books_nothing_and_asks() -> TestResult {
-    let app = spawn_app().await;
-    let search = app.chat(None, SEARCH).await;
+    let app = spawn_app().await?;
+    let search = app.chat(None, SEARCH).await?;
     let conversation = search.conversation_id();
-    let reply = app.chat(Some(&conversation), BOOK_NO_SIZE).await;
+    let reply = app.chat(Some(&conversation), BOOK_NO_SIZE).await?;
     assert_well_formed(&reply);
     let errors = reply.of_type("tool-input-error");
     assert_eq!(errors.len(), 1, "{:#?}", reply.events);
@@ -235,13 +239,13 @@ async fn the_incident_a_booking_without_party_size_books_nothing_and_asks() -> T
         .contains("partySize: required field is missing"));
     assert!(reply.of_type("tool-approval-request").is_empty());
     assert!(reply.of_type("tool-output-available").is_empty());
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
     let text = reply.text().to_lowercase();
     assert!(text.contains("mấy người"), "{text}");
     assert!(!text.contains("đã đặt"), "{text}");
 
     // The person answers; the model tries again with the size, and now it needs approval.
-    let retry = app.chat(Some(&conversation), "4 người").await;
+    let retry = app.chat(Some(&conversation), "4 người").await?;
     assert_eq!(
         retry.status_of_run().as_deref(),
         Some("awaiting-approval"),
@@ -259,16 +263,16 @@ async fn the_incident_a_booking_without_party_size_books_nothing_and_asks() -> T
 
 #[tokio::test]
 async fn approval_commits_exactly_one_booking_and_the_model_reports_it() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let (conversation, call) = pending_booking(&app).await?;
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
     assert_eq!(
-        app.count("SELECT COUNT(*) FROM bookings").await,
+        app.count("SELECT COUNT(*) FROM bookings").await?,
         0,
         "nothing before approval"
     );
 
-    let reply = app.decide(&conversation, &call, true, None).await;
+    let reply = app.decide(&conversation, &call, true, None).await?;
     assert_well_formed(&reply);
     let output = reply.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", reply.events);
@@ -280,19 +284,19 @@ async fn approval_commits_exactly_one_booking_and_the_model_reports_it() -> Test
     assert_eq!(output[0]["output"]["partySize"], 4);
     assert_eq!(reply.status_of_run().as_deref(), Some("completed"));
     assert!(reply.text().contains(&booking_id), "{}", reply.text());
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
 
     // A replayed decision executes nothing.
-    let again = app.decide(&conversation, &call, true, None).await;
+    let again = app.decide(&conversation, &call, true, None).await?;
     assert_eq!(again.status, 409);
     assert_eq!(again.body["error"]["code"], "ALREADY_RESOLVED");
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
 
     // The stored conversation shows the receipt state.
     let (status, body) = app
         .get_json(&format!("/api/conversations/{conversation}"))
-        .await;
+        .await?;
     assert_eq!(status, 200);
     let parts = body["messages"]
         .as_array()
@@ -312,13 +316,13 @@ async fn approval_commits_exactly_one_booking_and_the_model_reports_it() -> Test
 
 #[tokio::test]
 async fn decline_books_nothing_and_the_model_says_so() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let (conversation, call) = pending_booking(&app).await?;
-    let reply = app.decide(&conversation, &call, false, None).await;
+    let reply = app.decide(&conversation, &call, false, None).await?;
     assert_well_formed(&reply);
     assert_eq!(reply.of_type("tool-output-denied").len(), 1);
     assert!(reply.of_type("tool-output-available").is_empty());
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
     assert!(
         !reply.text().to_lowercase().contains("đã đặt bàn"),
         "{}",
@@ -329,7 +333,7 @@ async fn decline_books_nothing_and_the_model_says_so() -> TestResult {
 
 #[tokio::test]
 async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let (conversation, call) = pending_booking(&app).await?;
     let bad = app
         .decide(
@@ -338,7 +342,7 @@ async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() -> TestR
             true,
             Some(json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 25, "startsAt": "2026-11-30T19:00:00+07:00"})),
         )
-        .await;
+        .await?;
     assert_eq!(bad.status, 422);
     assert_eq!(bad.body["error"]["code"], "VALIDATION_ERROR");
     assert!(bad.body["error"]["message"]
@@ -346,7 +350,7 @@ async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() -> TestR
         .ok_or("the refusal's message")?
         .contains("partySize"));
     assert_eq!(
-        app.count("SELECT COUNT(*) FROM pending_calls").await,
+        app.count("SELECT COUNT(*) FROM pending_calls").await?,
         1,
         "still pending"
     );
@@ -358,7 +362,7 @@ async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() -> TestR
             true,
             Some(json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 6, "startsAt": "2026-11-30T23:30:00+07:00"})),
         )
-        .await;
+        .await?;
     assert_eq!(closed.status, 422, "outside opening hours");
 
     let good = app
@@ -368,7 +372,7 @@ async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() -> TestR
             true,
             Some(json!({"restaurantId": "hn-cha-ca-thang-long", "partySize": 6, "startsAt": "2026-11-30T20:00:00+07:00"})),
         )
-        .await;
+        .await?;
     assert_well_formed(&good);
     let output = good.of_type("tool-output-available");
     assert_eq!(output[0]["output"]["partySize"], 6);
@@ -383,15 +387,13 @@ async fn edited_input_is_validated_again_and_a_bad_edit_loses_nothing() -> TestR
 
 #[tokio::test]
 async fn fifty_simultaneous_decisions_make_exactly_one_booking() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let (conversation, call) = pending_booking(&app).await?;
     let decisions = (0..50).map(|_| {
         let client = app.client.clone();
         let url = app.url("/api/approvals");
         let body = json!({"conversationId": conversation, "toolCallId": call, "approved": true});
-        async move {
-            Ok::<_, reqwest::Error>(read_reply(client.post(url).json(&body).send().await?).await)
-        }
+        async move { read_reply(client.post(url).json(&body).send().await?).await }
     });
     let replies = futures::future::try_join_all(decisions).await?;
     let winners = replies.iter().filter(|r| r.status == 200).count();
@@ -401,37 +403,37 @@ async fn fifty_simultaneous_decisions_make_exactly_one_booking() -> TestResult {
     assert!(losers
         .iter()
         .all(|r| r.body["error"]["code"] == "ALREADY_RESOLVED"));
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_restart_between_pause_and_decision_keeps_the_pending_call() -> TestResult {
-    let (url, _db) = support::test_database_url().await;
-    let first = spawn_app_on(url.clone(), AgentConfig::default()).await;
+    let (url, _db) = support::test_database_url().await?;
+    let first = spawn_app_on(url.clone(), AgentConfig::default()).await?;
     let (conversation, call) = pending_booking(&first).await?;
     let client = first.client.clone();
     drop(first);
 
-    let mut second = spawn_app_on(url, AgentConfig::default()).await;
+    let mut second = spawn_app_on(url, AgentConfig::default()).await?;
     second.client = client;
     let (status, body) = second
         .get_json(&format!("/api/conversations/{conversation}"))
-        .await;
+        .await?;
     assert_eq!(status, 200);
     assert!(body.to_string().contains("approval-requested"));
-    let reply = second.decide(&conversation, &call, true, None).await;
+    let reply = second.decide(&conversation, &call, true, None).await?;
     assert_well_formed(&reply);
     assert_eq!(reply.of_type("tool-output-available").len(), 1);
-    assert_eq!(second.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(second.count("SELECT COUNT(*) FROM bookings").await?, 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn another_owner_can_neither_see_nor_decide() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let (conversation, call) = pending_booking(&app).await?;
-    let stranger = support::new_client();
+    let stranger = support::new_client()?;
     let (status, _) = {
         let response = stranger
             .get(app.url(&format!("/api/conversations/{conversation}")))
@@ -446,28 +448,28 @@ async fn another_owner_can_neither_see_nor_decide() -> TestResult {
             "/api/approvals",
             json!({"conversationId": conversation, "toolCallId": call, "approved": true}),
         )
-        .await;
+        .await?;
     assert_eq!(reply.status, 404);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_new_message_closes_what_was_pending_as_moved_on() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let (conversation, call) = pending_booking(&app).await?;
     let reply = app
         .chat(Some(&conversation), "Thôi, thời tiết Huế thế nào?")
-        .await;
+        .await?;
     assert_well_formed(&reply);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
-    let late = app.decide(&conversation, &call, true, None).await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
+    let late = app.decide(&conversation, &call, true, None).await?;
     assert_eq!(late.status, 409);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
     let (_, body) = app
         .get_json(&format!("/api/conversations/{conversation}"))
-        .await;
+        .await?;
     let closed = body["messages"]
         .as_array()
         .ok_or("the conversation's messages")?
@@ -484,7 +486,7 @@ async fn a_new_message_closes_what_was_pending_as_moved_on() -> TestResult {
 
 #[tokio::test]
 async fn bad_requests_get_clear_json_errors() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let response = app
         .client
         .post(app.url("/api/chat"))
@@ -498,34 +500,34 @@ async fn bad_requests_get_clear_json_errors() -> TestResult {
 
     let empty = app
         .post(&app.client, "/api/chat", json!({"text": "   "}))
-        .await;
+        .await?;
     assert_eq!(empty.status, 422);
     assert_eq!(empty.body["error"]["code"], "EMPTY_MESSAGE");
 
     let long = app
         .post(&app.client, "/api/chat", json!({"text": "a".repeat(4001)}))
-        .await;
+        .await?;
     assert_eq!(long.status, 413);
 
-    let missing = app.chat(Some("conv_nope"), "hi").await;
+    let missing = app.chat(Some("conv_nope"), "hi").await?;
     assert_eq!(missing.status, 404);
     assert_eq!(missing.body["error"]["code"], "NOT_FOUND");
 
-    let (status, _) = app.get_json("/api/conversations/conv_nope").await;
+    let (status, _) = app.get_json("/api/conversations/conv_nope").await?;
     assert_eq!(status, 404);
     Ok(())
 }
 
 #[tokio::test]
 async fn the_same_model_call_ids_in_two_conversations_are_two_bookings() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let (first, first_call) = pending_booking(&app).await?;
     let (second, second_call) = pending_booking(&app).await?;
     assert_ne!(first, second);
     // The offline model numbers its calls per conversation, so the ids repeat.
     assert_eq!(first_call, second_call);
-    let one = app.decide(&first, &first_call, true, None).await;
-    let two = app.decide(&second, &second_call, true, None).await;
+    let one = app.decide(&first, &first_call, true, None).await?;
+    let two = app.decide(&second, &second_call, true, None).await?;
     assert_eq!(
         one.of_type("tool-output-available").len(),
         1,
@@ -542,7 +544,7 @@ async fn the_same_model_call_ids_in_two_conversations_are_two_bookings() -> Test
         one.of_type("tool-output-available")[0]["output"]["bookingId"],
         two.of_type("tool-output-available")[0]["output"]["bookingId"]
     );
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 2);
     Ok(())
 }
 
@@ -552,8 +554,8 @@ async fn stop_ends_a_running_reply_and_nothing_runs_after_it() -> TestResult {
     // A slow model, so the reply is still streaming when the stop arrives.
     let slow = server::model::offline::OfflineModel::new(std::time::Duration::from_millis(40))
         .with_now(support::local_now());
-    let app = Arc::new(support::spawn_app_with_provider(Arc::new(slow)).await);
-    let first = app.chat(None, "Xin chào").await;
+    let app = Arc::new(support::spawn_app_with_provider(Arc::new(slow)).await?);
+    let first = app.chat(None, "Xin chào").await?;
     let conversation = first.conversation_id();
 
     let running = {
@@ -571,7 +573,7 @@ async fn stop_ends_a_running_reply_and_nothing_runs_after_it() -> TestResult {
     let body: Value = response.json().await?;
     assert_eq!(body["stopped"], true);
 
-    let reply = running.await?;
+    let reply = running.await??;
     assert_well_formed(&reply);
     assert_eq!(
         reply.status_of_run().as_deref(),
@@ -583,7 +585,7 @@ async fn stop_ends_a_running_reply_and_nothing_runs_after_it() -> TestResult {
     // Saved as stopped; the next stop finds nothing running.
     let (_, stored) = app
         .get_json(&format!("/api/conversations/{conversation}"))
-        .await;
+        .await?;
     let last = stored["messages"]
         .as_array()
         .and_then(|messages| messages.last())
@@ -597,7 +599,7 @@ async fn stop_ends_a_running_reply_and_nothing_runs_after_it() -> TestResult {
         .json()
         .await?;
     assert_eq!(again["stopped"], false);
-    let stranger = support::new_client()
+    let stranger = support::new_client()?
         .post(app.url(&format!("/api/chat/{conversation}/stop")))
         .send()
         .await?;

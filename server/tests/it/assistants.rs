@@ -1,7 +1,7 @@
 //! Three assistants in one server: each conversation is bound to one when it is created,
 //! and its model is offered, and may run, only that assistant's tools.
 
-use crate::support;
+use crate::support::{self, TestResult};
 
 use serde_json::{json, Value};
 use support::fake_provider::{chat_call, chat_text, openai_chat, spawn};
@@ -26,9 +26,9 @@ fn system_prompt(body: &Value) -> String {
 }
 
 #[tokio::test]
-async fn each_assistant_offers_only_its_own_tools_and_prompt() {
-    let fake = spawn(vec![chat_text("Xin chào.")]).await;
-    let app = support::spawn_app_with_provider(openai_chat(&fake)).await;
+async fn each_assistant_offers_only_its_own_tools_and_prompt() -> TestResult {
+    let fake = spawn(vec![chat_text("Xin chào.")]).await?;
+    let app = support::spawn_app_with_provider(openai_chat(&fake)?).await?;
     let cases = [
         (
             None,
@@ -58,7 +58,7 @@ async fn each_assistant_offers_only_its_own_tools_and_prompt() {
         if let Some(assistant) = assistant {
             body["assistant"] = json!(assistant);
         }
-        let reply = app.post(&app.client, "/api/chat", body).await;
+        let reply = app.post(&app.client, "/api/chat", body).await?;
         assert_eq!(reply.status, 200, "{:?}", reply.body);
         assert_eq!(reply.status_of_run().as_deref(), Some("completed"));
         let sent = fake.requests();
@@ -70,31 +70,32 @@ async fn each_assistant_offers_only_its_own_tools_and_prompt() {
 
         let (status, conversation) = app
             .get_json(&format!("/api/conversations/{}", reply.conversation_id()))
-            .await;
+            .await?;
         assert_eq!(status, 200);
         assert_eq!(
             conversation["assistant"],
             json!(assistant.unwrap_or("restaurant"))
         );
     }
+    Ok(())
 }
 
 #[tokio::test]
-async fn another_assistants_tool_is_unknown_and_never_runs() {
+async fn another_assistants_tool_is_unknown_and_never_runs() -> TestResult {
     let booking = r#"{"restaurantId":"hn-quan-an-ngon","partySize":2,"startsAt":"2099-12-24T19:00:00+07:00"}"#;
     let fake = spawn(vec![
         chat_call("call_1", "createBooking", booking),
         chat_text("Tôi chỉ báo giá giao hàng."),
     ])
-    .await;
-    let app = support::spawn_app_with_provider(openai_chat(&fake)).await;
+    .await?;
+    let app = support::spawn_app_with_provider(openai_chat(&fake)?).await?;
     let reply = app
         .post(
             &app.client,
             "/api/chat",
             json!({"text": "Đặt bàn giúp tôi", "assistant": "shipping"}),
         )
-        .await;
+        .await?;
     let errors = reply.of_type("tool-input-error");
     assert_eq!(errors.len(), 1, "{:#?}", reply.events);
     assert_eq!(errors[0]["error"]["code"], "UNKNOWN_TOOL");
@@ -103,21 +104,22 @@ async fn another_assistants_tool_is_unknown_and_never_runs() {
     assert!(!text.contains("getWeather"), "{text}");
     assert!(reply.of_type("tool-approval-request").is_empty());
     assert!(reply.of_type("tool-output-available").is_empty());
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
+    Ok(())
 }
 
 #[tokio::test]
-async fn the_assistant_is_fixed_when_the_conversation_is_created() {
-    let fake = spawn(vec![chat_text("Được.")]).await;
-    let app = support::spawn_app_with_provider(openai_chat(&fake)).await;
+async fn the_assistant_is_fixed_when_the_conversation_is_created() -> TestResult {
+    let fake = spawn(vec![chat_text("Được.")]).await?;
+    let app = support::spawn_app_with_provider(openai_chat(&fake)?).await?;
     let first = app
         .post(
             &app.client,
             "/api/chat",
             json!({"text": "Quà cho mẹ", "assistant": "gifts"}),
         )
-        .await;
+        .await?;
     let id = first.conversation_id();
     let second = app
         .post(
@@ -125,7 +127,7 @@ async fn the_assistant_is_fixed_when_the_conversation_is_created() {
             "/api/chat",
             json!({"conversationId": id, "text": "Báo giá giao hàng", "assistant": "shipping"}),
         )
-        .await;
+        .await?;
     assert_eq!(second.status, 200);
     let sent = fake.requests();
     assert_eq!(
@@ -136,14 +138,15 @@ async fn the_assistant_is_fixed_when_the_conversation_is_created() {
             "create_checkout_session"
         ]
     );
-    let (_, conversation) = app.get_json(&format!("/api/conversations/{id}")).await;
+    let (_, conversation) = app.get_json(&format!("/api/conversations/{id}")).await?;
     assert_eq!(conversation["assistant"], "gifts");
+    Ok(())
 }
 
 #[tokio::test]
-async fn an_unknown_assistant_is_a_clear_error_and_creates_nothing() {
-    let fake = spawn(vec![chat_text("?")]).await;
-    let app = support::spawn_app_with_provider(openai_chat(&fake)).await;
+async fn an_unknown_assistant_is_a_clear_error_and_creates_nothing() -> TestResult {
+    let fake = spawn(vec![chat_text("?")]).await?;
+    let app = support::spawn_app_with_provider(openai_chat(&fake)?).await?;
     for bad in [json!("weather"), json!(""), json!(3)] {
         let reply = app
             .post(
@@ -151,7 +154,7 @@ async fn an_unknown_assistant_is_a_clear_error_and_creates_nothing() {
                 "/api/chat",
                 json!({"text": "Xin chào", "assistant": bad}),
             )
-            .await;
+            .await?;
         assert!(
             reply.status == 422 || reply.status == 400,
             "{}",
@@ -165,5 +168,6 @@ async fn an_unknown_assistant_is_a_clear_error_and_creates_nothing() {
         );
     }
     assert!(fake.requests().is_empty());
-    assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await?, 0);
+    Ok(())
 }

@@ -35,11 +35,19 @@ fn ended(reply: &Reply, status: &str) {
 }
 
 /// A restaurant conversation of `client` paused on its createBooking confirmation.
-async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, String) {
+async fn pending_booking(
+    app: &TestApp,
+    client: &reqwest::Client,
+) -> support::Fallible<(String, String)> {
     support::pending_booking(client, &app.url("")).await
 }
 
-async fn approve(app: &TestApp, client: &reqwest::Client, conversation: &str, call: &str) -> Reply {
+async fn approve(
+    app: &TestApp,
+    client: &reqwest::Client,
+    conversation: &str,
+    call: &str,
+) -> support::Fallible<Reply> {
     app.post(
         client,
         "/api/approvals",
@@ -70,7 +78,7 @@ async fn consistent(
     app: &TestApp,
     client: &reqwest::Client,
     conversation: &str,
-) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+) -> Result<Vec<Value>, Box<dyn std::error::Error + Send + Sync>> {
     let response = client
         .get(app.url(&format!("/api/conversations/{conversation}")))
         .send()
@@ -136,8 +144,10 @@ async fn consistent(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hundred_people_chat_then_approve_at_the_same_moment() -> TestResult {
-    let app = Arc::new(spawn_app().await);
-    let clients: Vec<reqwest::Client> = (0..OWNERS).map(|_| new_client()).collect();
+    let app = Arc::new(spawn_app().await?);
+    let clients: Vec<reqwest::Client> = (0..OWNERS)
+        .map(|_| new_client())
+        .collect::<Result<_, _>>()?;
 
     // 200 replies written at once by 100 owners (a search, then a booking request each).
     let started = Arc::new(tokio::sync::Barrier::new(OWNERS));
@@ -145,14 +155,16 @@ async fn a_hundred_people_chat_then_approve_at_the_same_moment() -> TestResult {
         let (app, started) = (Arc::clone(&app), Arc::clone(&started));
         tokio::spawn(async move {
             started.wait().await;
-            let (conversation, call) = pending_booking(&app, &client).await;
-            (client, conversation, call)
+            let (conversation, call) = pending_booking(&app, &client).await?;
+            support::Fallible::Ok((client, conversation, call))
         })
     }))
     .await;
-    let calls = calls.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let calls = calls
+        .into_iter()
+        .collect::<Result<support::Fallible<Vec<_>>, _>>()??;
     assert_eq!(
-        app.count("SELECT COUNT(*) FROM pending_calls").await,
+        app.count("SELECT COUNT(*) FROM pending_calls").await?,
         OWNERS as i64
     );
     for (client, conversation, _) in &calls {
@@ -165,15 +177,15 @@ async fn a_hundred_people_chat_then_approve_at_the_same_moment() -> TestResult {
         let (app, go) = (Arc::clone(&app), Arc::clone(&go));
         tokio::spawn(async move {
             go.wait().await;
-            let reply = approve(&app, &client, &conversation, &call).await;
-            (reply, call)
+            let reply = approve(&app, &client, &conversation, &call).await?;
+            support::Fallible::Ok((reply, call))
         })
     }))
     .await;
     let mut statuses = Vec::new();
     let mut ids = HashSet::new();
     for joined in replies {
-        let (reply, call) = joined?;
+        let (reply, call) = joined??;
         ended(&reply, "completed");
         assert!(
             reply.of_type("tool-output-error").is_empty() && reply.of_type("error").is_empty(),
@@ -193,13 +205,13 @@ async fn a_hundred_people_chat_then_approve_at_the_same_moment() -> TestResult {
     // One slot, 4 guests each: it fills up, and the rest wait — none is lost.
     assert!(statuses.iter().any(|s| s == "confirmed"));
     assert_eq!(
-        app.count("SELECT COUNT(*) FROM bookings").await,
+        app.count("SELECT COUNT(*) FROM bookings").await?,
         OWNERS as i64
     );
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM idempotency_keys WHERE state = 'done'")
-            .await,
+            .await?,
         OWNERS as i64
     );
     for (client, conversation, call) in &calls {
@@ -270,7 +282,7 @@ async fn heal_inserts(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
 /// chats normally once storage works again.
 #[tokio::test]
 async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     break_inserts(&app, "messages").await?;
     let response = app
         .client
@@ -293,28 +305,28 @@ async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() -> TestRe
         !text.contains("disk on fire") && !text.contains("sql") && !text.contains("insert"),
         "{body:#}"
     );
-    assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await?, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await?, 0);
     assert_eq!(
         app.count("SELECT COUNT(*) FROM runs WHERE status = 'running'")
-            .await,
+            .await?,
         0
     );
 
     heal_inserts(&app, "messages").await?;
-    let reply = app.chat(None, "Thời tiết Hà Nội hôm nay thế nào?").await;
+    let reply = app.chat(None, "Thời tiết Hà Nội hôm nay thế nào?").await?;
     ended(&reply, "completed");
-    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await?, 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_storage_failure_gives_the_decision_back() -> TestResult {
-    let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
     break_bookings(&app).await?;
 
-    let failed = approve(&app, &app.client, &conversation, &call).await;
+    let failed = approve(&app, &app.client, &conversation, &call).await?;
     ended(&failed, "awaiting-approval");
     // Nothing about the call was answered: no output, no error, no "approved".
     for kind in [
@@ -335,11 +347,11 @@ async fn a_storage_failure_gives_the_decision_back() -> TestResult {
         !text.contains("disk on fire") && !text.to_lowercase().contains("sql"),
         "{text}"
     );
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
     // Pending again at once (not taken until a lease runs out), and the part still asks.
     assert_eq!(
         app.count("SELECT COUNT(*) FROM pending_calls WHERE taken_by IS NULL")
-            .await,
+            .await?,
         1
     );
     let parts = consistent(&app, &app.client, &conversation).await?;
@@ -351,14 +363,14 @@ async fn a_storage_failure_gives_the_decision_back() -> TestResult {
 
     // Once storage works again, the same confirmation books.
     heal(&app).await?;
-    let booked_now = approve(&app, &app.client, &conversation, &call).await;
+    let booked_now = approve(&app, &app.client, &conversation, &call).await?;
     ended(&booked_now, "completed");
     let (id, status) = booked(&booked_now, &call)?;
     assert!(
         id.starts_with("BK-") && status == "confirmed",
         "{id} {status}"
     );
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
     consistent(&app, &app.client, &conversation).await?;
     Ok(())
 }

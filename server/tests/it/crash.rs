@@ -21,17 +21,20 @@ async fn post(
     base: &str,
     path: &str,
     body: Value,
-) -> reqwest::Result<Reply> {
+) -> support::Fallible<Reply> {
     let response = client
         .post(format!("{base}{path}"))
         .json(&body)
         .send()
         .await?;
-    Ok(read_reply(response).await)
+    read_reply(response).await
 }
 
 /// A conversation paused on a createBooking confirmation: (conversation id, call id).
-async fn pending_booking(client: &reqwest::Client, server: &ServerProcess) -> (String, String) {
+async fn pending_booking(
+    client: &reqwest::Client,
+    server: &ServerProcess,
+) -> support::Fallible<(String, String)> {
     support::pending_booking(client, &server.base).await
 }
 
@@ -125,10 +128,10 @@ async fn expire_leases(app: &TestApp) -> sqlx::Result<()> {
 
 #[tokio::test]
 async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() -> TestResult {
-    let app = support::spawn_app().await;
-    let client = support::new_client();
-    let mut server = start_server(&app.db_url, HOLD).await;
-    let (conversation, call) = pending_booking(&client, &server).await;
+    let app = support::spawn_app().await?;
+    let client = support::new_client()?;
+    let mut server = start_server(&app.db_url, HOLD).await?;
+    let (conversation, call) = pending_booking(&client, &server).await?;
 
     let decision = decide_in_background(&client, &server, approval(&conversation, &call));
     // Inside the hold: the booking row is written but not committed.
@@ -144,7 +147,7 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() -
 
     // A new process; once the dead decision's leases end, the person can decide again,
     // and the booking happens exactly once.
-    let server = start_server(&app.db_url, &[]).await;
+    let server = start_server(&app.db_url, &[]).await?;
     expire_leases(&app).await?;
     let reply = post(
         &client,
@@ -171,20 +174,20 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() -
     )
     .await?;
     assert_eq!(again.status, 409, "{:?}", again.body);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn kills_at_random_moments_never_leave_a_half_state() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     // Spread over the claim, the effect, the hold, the commit and after.
     for delay_ms in [0_u64, 40, 150, 400, 900, 1400, 1700, 2600] {
         // A new person each time: the killed servers' runs count against their owner's
         // concurrent runs until their heartbeats go stale.
-        let client = support::new_client();
-        let mut server = start_server(&app.db_url, HOLD).await;
-        let (conversation, call) = pending_booking(&client, &server).await;
+        let client = support::new_client()?;
+        let mut server = start_server(&app.db_url, HOLD).await?;
+        let (conversation, call) = pending_booking(&client, &server).await?;
         let decision = decide_in_background(&client, &server, approval(&conversation, &call));
         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
         server.kill9();
@@ -193,7 +196,7 @@ async fn kills_at_random_moments_never_leave_a_half_state() -> TestResult {
 
         // Whatever the kill left, finishing the decision yields exactly one booking.
         if !booked {
-            let server = start_server(&app.db_url, &[]).await;
+            let server = start_server(&app.db_url, &[]).await?;
             expire_leases(&app).await?;
             let reply = post(
                 &client,

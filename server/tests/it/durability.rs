@@ -9,7 +9,7 @@ use crate::support;
 
 use std::{collections::HashSet, time::Duration};
 
-use futures::{future::join_all, StreamExt};
+use futures::{future::try_join_all, StreamExt};
 use serde_json::{json, Value};
 use support::{new_client, process::start_server, TestApp, TestResult};
 use tokio::sync::mpsc;
@@ -61,17 +61,19 @@ async fn count(app: &TestApp, sql: &'static str, binds: &[&str]) -> sqlx::Result
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() -> TestResult {
     // The test's own server only holds the database; the real binary does the work.
-    let app = support::spawn_app().await;
-    let mut server = start_server(&app.db_url, &[]).await;
-    let clients: Vec<reqwest::Client> = (0..PEOPLE).map(|_| new_client()).collect();
+    let app = support::spawn_app().await?;
+    let mut server = start_server(&app.db_url, &[]).await?;
+    let clients: Vec<reqwest::Client> = (0..PEOPLE)
+        .map(|_| new_client())
+        .collect::<Result<_, _>>()?;
 
     // Every person gets a confirmation; each was streamed as asked, so each must survive.
-    let asked = join_all(
+    let asked = try_join_all(
         clients
             .iter()
             .map(|client| support::pending_booking(client, &server.base)),
     )
-    .await;
+    .await?;
 
     // The burst: everyone approves while as many new chats are written, and the server
     // is killed once the first receipts have reached people.
@@ -144,7 +146,7 @@ async fn a_kill_during_a_burst_keeps_everything_that_was_shown_as_done() -> Test
     assert!(booked as usize >= shown.len());
 
     // The restarted server serves the same people: the conversations are readable.
-    let server = start_server(&app.db_url, &[]).await;
+    let server = start_server(&app.db_url, &[]).await?;
     let status = clients[0]
         .get(format!("{}/api/conversations/{}", server.base, asked[0].0))
         .send()

@@ -15,7 +15,10 @@ use serde_json::{json, Value};
 use support::{spawn_app, Reply, TestApp, TestResult};
 
 /// A restaurant conversation of `client` paused on its createBooking confirmation.
-async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, String) {
+async fn pending_booking(
+    app: &TestApp,
+    client: &reqwest::Client,
+) -> support::Fallible<(String, String)> {
     support::pending_booking(client, &app.url("")).await
 }
 
@@ -25,7 +28,7 @@ async fn decide(
     conversation: &str,
     call: &str,
     approved: bool,
-) -> Reply {
+) -> support::Fallible<Reply> {
     app.post(
         client,
         "/api/approvals",
@@ -39,10 +42,10 @@ async fn stored_part(
     app: &TestApp,
     conversation: &str,
     call: &str,
-) -> Result<Value, Box<dyn std::error::Error>> {
+) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
     let (status, body) = app
         .get_json(&format!("/api/conversations/{conversation}"))
-        .await;
+        .await?;
     assert_eq!(status, 200, "{body}");
     Ok(body["messages"]
         .as_array()
@@ -54,13 +57,13 @@ async fn stored_part(
 }
 
 /// Row counts that any execution would change.
-async fn counts(app: &TestApp) -> [i64; 4] {
-    [
-        app.count("SELECT COUNT(*) FROM bookings").await,
-        app.count("SELECT COUNT(*) FROM checkouts").await,
-        app.count("SELECT COUNT(*) FROM idempotency_keys").await,
-        app.count("SELECT COUNT(*) FROM pending_calls").await,
-    ]
+async fn counts(app: &TestApp) -> support::Fallible<[i64; 4]> {
+    Ok([
+        app.count("SELECT COUNT(*) FROM bookings").await?,
+        app.count("SELECT COUNT(*) FROM checkouts").await?,
+        app.count("SELECT COUNT(*) FROM idempotency_keys").await?,
+        app.count("SELECT COUNT(*) FROM pending_calls").await?,
+    ])
 }
 
 /// One forged or replayed decision: who sends it, its body, and what it must get.
@@ -75,11 +78,7 @@ enum Body {
     Raw(&'static str),
 }
 
-async fn send(
-    app: &TestApp,
-    client: &reqwest::Client,
-    body: &Body,
-) -> Result<Reply, reqwest::Error> {
+async fn send(app: &TestApp, client: &reqwest::Client, body: &Body) -> support::Fallible<Reply> {
     let request = client.post(app.url("/api/approvals"));
     let request = match body {
         Body::Json(value) => request.json(value),
@@ -87,19 +86,19 @@ async fn send(
             .header("content-type", "application/json")
             .body(*text),
     };
-    Ok(support::read_reply(request.send().await?).await)
+    support::read_reply(request.send().await?).await
 }
 
 #[tokio::test]
 async fn a_hundred_forged_or_replayed_decisions_execute_nothing() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let a = app.client.clone();
-    let b = support::new_client();
+    let b = support::new_client()?;
 
     // Owner A: one call decided (approved once: exactly one booking), one still pending,
     // and a weather conversation that knows neither call.
-    let (decided, decided_call) = pending_booking(&app, &a).await;
-    let first = decide(&app, &a, &decided, &decided_call, true).await;
+    let (decided, decided_call) = pending_booking(&app, &a).await?;
+    let first = decide(&app, &a, &decided, &decided_call, true).await?;
     assert_eq!(first.status, 200);
     let receipt = first.of_type("tool-output-available");
     assert_eq!(receipt.len(), 1, "{:#?}", first.events);
@@ -107,10 +106,10 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() -> TestResult 
         .as_str()
         .ok_or("the booking's id")?
         .to_owned();
-    let (pending, pending_call) = pending_booking(&app, &a).await;
+    let (pending, pending_call) = pending_booking(&app, &a).await?;
     let weather = app
         .post(&a, "/api/chat", json!({"text": "Thời tiết Huế hôm nay?"}))
-        .await;
+        .await?;
     assert_eq!(weather.status_of_run().as_deref(), Some("completed"));
     let weather = weather.conversation_id();
     // The offline model numbers calls per conversation, so A's two booking calls share an
@@ -120,7 +119,7 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() -> TestResult 
         Value::Null
     );
     // Owner B: a call pending for B.
-    let (theirs, theirs_call) = pending_booking(&app, &b).await;
+    let (theirs, theirs_call) = pending_booking(&app, &b).await?;
 
     let stored = stored_part(&app, &decided, &decided_call).await?;
     assert_eq!(stored["state"], "output-available");
@@ -130,7 +129,7 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() -> TestResult 
         .as_object_mut()
         .ok_or("the stored part as an object")?
         .remove("type");
-    let before = counts(&app).await;
+    let before = counts(&app).await?;
     assert_eq!(before[0], 1, "one booking");
     assert_eq!(before[3], 2, "two pending calls");
 
@@ -260,7 +259,7 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() -> TestResult 
             _ => {}
         }
     }
-    assert_eq!(counts(&app).await, before, "nothing executed");
+    assert_eq!(counts(&app).await?, before, "nothing executed");
     assert_eq!(
         stored_part(&app, &pending, &pending_call).await?["state"],
         "approval-requested"
@@ -268,7 +267,7 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() -> TestResult 
     assert_eq!(stored_part(&app, &decided, &decided_call).await?, stored);
 
     // The pending calls are still their owners' to decide, and run once each.
-    let approved = decide(&app, &a, &pending, &pending_call, true).await;
+    let approved = decide(&app, &a, &pending, &pending_call, true).await?;
     assert_eq!(approved.status, 200);
     assert_eq!(
         approved.of_type("tool-output-available").len(),
@@ -276,23 +275,23 @@ async fn a_hundred_forged_or_replayed_decisions_execute_nothing() -> TestResult 
         "{:#?}",
         approved.events
     );
-    let theirs_approved = decide(&app, &b, &theirs, &theirs_call, true).await;
+    let theirs_approved = decide(&app, &b, &theirs, &theirs_call, true).await?;
     assert_eq!(theirs_approved.of_type("tool-output-available").len(), 1);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 3);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 3);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
     Ok(())
 }
 
 #[tokio::test]
-async fn a_replayed_decision_returns_the_stored_outcome_and_runs_nothing() {
-    let app = spawn_app().await;
+async fn a_replayed_decision_returns_the_stored_outcome_and_runs_nothing() -> TestResult {
+    let app = spawn_app().await?;
     let a = app.client.clone();
 
     // Approved, then replayed: approve again, decline, approve with an edit.
-    let (approved, approved_call) = pending_booking(&app, &a).await;
-    let first = decide(&app, &a, &approved, &approved_call, true).await;
+    let (approved, approved_call) = pending_booking(&app, &a).await?;
+    let first = decide(&app, &a, &approved, &approved_call, true).await?;
     let output = first.of_type("tool-output-available")[0]["output"].clone();
-    let keys = app.count("SELECT COUNT(*) FROM idempotency_keys").await;
+    let keys = app.count("SELECT COUNT(*) FROM idempotency_keys").await?;
     for body in [
         json!({"conversationId": approved, "toolCallId": approved_call, "approved": true}),
         json!({"conversationId": approved, "toolCallId": approved_call, "approved": false}),
@@ -300,7 +299,7 @@ async fn a_replayed_decision_returns_the_stored_outcome_and_runs_nothing() {
             "editedInput": {"restaurantId": "hn-cha-ca-thang-long", "partySize": 6,
             "startsAt": "2026-11-30T20:00:00+07:00"}}),
     ] {
-        let replay = app.post(&a, "/api/approvals", body).await;
+        let replay = app.post(&a, "/api/approvals", body).await?;
         assert_eq!(replay.status, 409, "{}", replay.body);
         assert_eq!(replay.body["error"]["code"], "ALREADY_RESOLVED");
         assert_eq!(replay.body["outcome"]["state"], "output-available");
@@ -313,34 +312,35 @@ async fn a_replayed_decision_returns_the_stored_outcome_and_runs_nothing() {
             "not the edit"
         );
     }
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
     assert_eq!(
-        app.count("SELECT COUNT(*) FROM idempotency_keys").await,
+        app.count("SELECT COUNT(*) FROM idempotency_keys").await?,
         keys
     );
 
     // Declined, then replayed as an approval: still declined, nothing booked.
-    let (declined, declined_call) = pending_booking(&app, &a).await;
-    let no = decide(&app, &a, &declined, &declined_call, false).await;
+    let (declined, declined_call) = pending_booking(&app, &a).await?;
+    let no = decide(&app, &a, &declined, &declined_call, false).await?;
     assert_eq!(no.of_type("tool-output-denied").len(), 1);
-    let replay = decide(&app, &a, &declined, &declined_call, true).await;
+    let replay = decide(&app, &a, &declined, &declined_call, true).await?;
     assert_eq!(replay.status, 409);
     assert_eq!(replay.body["outcome"]["state"], "output-denied");
     assert!(replay.body["outcome"].get("output").is_none());
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
 
     // A call id no message of the conversation knows is not "already decided": 404.
-    let unknown = decide(&app, &a, &declined, "call_never_made", true).await;
+    let unknown = decide(&app, &a, &declined, "call_never_made", true).await?;
     assert_eq!(unknown.status, 404);
     assert_eq!(unknown.body["error"]["code"], "NOT_FOUND");
     assert!(unknown.body.get("outcome").is_none());
+    Ok(())
 }
 
 #[tokio::test]
 async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let a = app.client.clone();
-    let (conversation, call) = pending_booking(&app, &a).await;
+    let (conversation, call) = pending_booking(&app, &a).await?;
     let edit = |input: Value| {
         json!({"conversationId": conversation, "toolCallId": call, "approved": true,
             "editedInput": input})
@@ -367,18 +367,18 @@ async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() -> Te
         json!(["hn-cha-ca-thang-long", 4]),
     ];
     for input in invalid {
-        let reply = app.post(&a, "/api/approvals", edit(input.clone())).await;
+        let reply = app.post(&a, "/api/approvals", edit(input.clone())).await?;
         assert_eq!(reply.status, 422, "{input}: {}", reply.body);
         assert_eq!(reply.body["error"]["code"], "VALIDATION_ERROR", "{input}");
-        assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
-        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+        assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
+        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
         assert_eq!(
             stored_part(&app, &conversation, &call).await?["state"],
             "approval-requested",
             "{input}"
         );
     }
-    assert_eq!(app.count("SELECT COUNT(*) FROM idempotency_keys").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM idempotency_keys").await?, 0);
 
     let good = app
         .post(
@@ -389,7 +389,7 @@ async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() -> Te
                 "startsAt": "2026-11-30T20:00:00+07:00"}),
             ),
         )
-        .await;
+        .await?;
     assert_eq!(good.status, 200);
     let output = good.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", good.events);
@@ -411,8 +411,8 @@ async fn edited_input_is_validated_again_and_only_a_valid_edit_is_booked() -> Te
 /// stays pending, and the next decision — made knowing them — books exactly that.
 #[tokio::test]
 async fn a_slot_that_fills_up_is_reported_before_anything_runs() -> TestResult {
-    let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
     let part = stored_part(&app, &conversation, &call).await?;
     assert_eq!(part["state"], "approval-requested", "{part}");
     let preview = &part["preview"];
@@ -452,9 +452,9 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() -> TestResult {
         .execute(&app.pool)
         .await?;
     }
-    let before = counts(&app).await;
+    let before = counts(&app).await?;
 
-    let refused = decide(&app, &app.client, &conversation, &call, true).await;
+    let refused = decide(&app, &app.client, &conversation, &call, true).await?;
     assert_eq!(refused.status, 409, "{:?}", refused.body);
     assert_eq!(refused.body["error"]["code"], "PREVIEW_CHANGED");
     assert_eq!(
@@ -463,7 +463,7 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() -> TestResult {
         refused.body
     );
     assert_eq!(
-        counts(&app).await,
+        counts(&app).await?,
         before,
         "nothing ran, the call is still pending"
     );
@@ -472,7 +472,7 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() -> TestResult {
     assert_eq!(part["preview"]["availability"]["status"], "waitlist");
 
     // Decided again on the facts now shown: the booking is made, on the waiting list.
-    let decided = decide(&app, &app.client, &conversation, &call, true).await;
+    let decided = decide(&app, &app.client, &conversation, &call, true).await?;
     assert_eq!(decided.status, 200, "{:?}", decided.body);
     let output = decided.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", decided.events);
@@ -488,27 +488,23 @@ async fn a_slot_that_fills_up_is_reported_before_anything_runs() -> TestResult {
 /// once when approved. Only such a call can be reopened, and only by its owner.
 #[tokio::test]
 async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() -> TestResult {
-    let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
     let next = app
         .chat(Some(&conversation), "Thời tiết Hà Nội thế nào?")
-        .await;
+        .await?;
     assert_eq!(next.status, 200, "{:?}", next.body);
     let part = stored_part(&app, &conversation, &call).await?;
     assert_eq!(part["state"], "output-error", "{part}");
     assert_eq!(part["error"]["code"], "MOVED_ON", "{part}");
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
 
     let reopen = |client: reqwest::Client| {
         let body = json!({"conversationId": conversation, "toolCallId": call});
         let url = app.url("/api/calls/reopen");
-        async move {
-            Ok::<_, reqwest::Error>(
-                support::read_reply(client.post(url).json(&body).send().await?).await,
-            )
-        }
+        async move { support::read_reply(client.post(url).json(&body).send().await?).await }
     };
-    let stranger = reopen(support::new_client()).await?;
+    let stranger = reopen(support::new_client()?).await?;
     assert_eq!(stranger.status, 404, "{:?}", stranger.body);
     let first = reopen(app.client.clone()).await?;
     assert_eq!(first.status, 200, "{:?}", first.body);
@@ -528,32 +524,32 @@ async fn a_confirmation_left_open_is_moved_on_and_can_still_be_booked() -> TestR
     let second = reopen(app.client.clone()).await?;
     assert_eq!(second.status, 200);
     assert_eq!(second.body["message"]["id"], first.body["message"]["id"]);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
 
-    let booked = decide(&app, &app.client, &conversation, &again, true).await;
+    let booked = decide(&app, &app.client, &conversation, &again, true).await?;
     assert_eq!(booked.status, 200, "{:?}", booked.body);
     let output = booked.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", booked.events);
     assert_eq!(output[0]["output"]["status"], "confirmed");
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
 
     // The booked call is not one that moved on: nothing to reopen.
     let body = json!({"conversationId": conversation, "toolCallId": again});
-    let refused = app.post(&app.client, "/api/calls/reopen", body).await;
+    let refused = app.post(&app.client, "/api/calls/reopen", body).await?;
     assert_eq!(refused.status, 409, "{:?}", refused.body);
     assert_eq!(refused.body["error"]["code"], "NOT_REOPENABLE");
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
 
     // Call ids are only unique within a conversation: another conversation with the same
     // call id reopens its own.
-    let (other, other_call) = pending_booking(&app, &app.client).await;
+    let (other, other_call) = pending_booking(&app, &app.client).await?;
     assert_eq!(
         other_call, call,
         "the offline model numbers calls per conversation"
     );
-    app.chat(Some(&other), "Thời tiết Huế thế nào?").await;
+    app.chat(Some(&other), "Thời tiết Huế thế nào?").await?;
     let body = json!({"conversationId": other, "toolCallId": other_call});
-    let reopened = app.post(&app.client, "/api/calls/reopen", body).await;
+    let reopened = app.post(&app.client, "/api/calls/reopen", body).await?;
     assert_eq!(reopened.status, 200, "{:?}", reopened.body);
     assert_ne!(reopened.body["message"]["id"], first.body["message"]["id"]);
     Ok(())
@@ -579,7 +575,7 @@ async fn ui_messages(
     app: &TestApp,
     client: &reqwest::Client,
     id: &str,
-) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+) -> Result<Vec<Value>, Box<dyn std::error::Error + Send + Sync>> {
     let response = client
         .get(app.url(&format!("/api/conversations/{id}?format=ui")))
         .send()
@@ -592,12 +588,12 @@ async fn ui_messages(
 #[tokio::test]
 async fn a_transport_decision_books_the_stored_input_once_and_a_replay_runs_nothing() -> TestResult
 {
-    let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app, &app.client).await;
-    let reply_id = stored_reply_id(&app, &conversation).await;
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
+    let reply_id = stored_reply_id(&app, &conversation).await?;
     let body = json!({"id": conversation, "trigger": "submit-message", "messageId": reply_id,
         "messages": answering(&reply_id, &call, true)});
-    let decided = app.post(&app.client, "/api/chat", body.clone()).await;
+    let decided = app.post(&app.client, "/api/chat", body.clone()).await?;
     assert_eq!(decided.status, 200, "{:?}", decided.body);
     // The reply goes on in the same message, and the decision is a transient data chunk.
     assert_eq!(decided.events[0]["messageId"], reply_id.as_str());
@@ -607,9 +603,9 @@ async fn a_transport_decision_books_the_stored_input_once_and_a_replay_runs_noth
     let output = decided.of_type("tool-output-available");
     // The stored input was booked (4 people), not the forged one the client sent.
     assert_eq!(output[0]["output"]["partySize"], 4, "{:#?}", decided.events);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
 
-    let again = app.post(&app.client, "/api/chat", body).await;
+    let again = app.post(&app.client, "/api/chat", body).await?;
     assert_eq!(again.status, 409);
     assert_eq!(again.body["error"]["code"], "ALREADY_RESOLVED");
     let made_up = app
@@ -618,9 +614,9 @@ async fn a_transport_decision_books_the_stored_input_once_and_a_replay_runs_noth
             "/api/chat",
             json!({"id": conversation, "messages": answering(&reply_id, "call_made_up", true)}),
         )
-        .await;
+        .await?;
     assert_eq!(made_up.status, 404, "{:?}", made_up.body);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
 
     // What a reload hands the client: the approval with the output, in UI form.
     let messages = ui_messages(&app, &app.client, &conversation).await?;
@@ -636,28 +632,30 @@ async fn a_transport_decision_books_the_stored_input_once_and_a_replay_runs_noth
 }
 
 /// The id of the conversation's last message.
-async fn stored_reply_id(app: &TestApp, conversation: &str) -> String {
+async fn stored_reply_id(app: &TestApp, conversation: &str) -> support::Fallible<String> {
     let (_, body) = app
         .get_json(&format!("/api/conversations/{conversation}"))
-        .await;
-    body["messages"]
+        .await?;
+    Ok(body["messages"]
         .as_array()
         .and_then(|m| m.last())
         .and_then(|m| m["id"].as_str())
         .unwrap_or_default()
-        .to_owned()
+        .to_owned())
 }
 
 #[tokio::test]
 async fn regenerating_keeps_what_was_carried_out_and_books_once() -> TestResult {
-    let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app, &app.client).await;
-    let decided = decide(&app, &app.client, &conversation, &call, true).await;
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
+    let decided = decide(&app, &app.client, &conversation, &call, true).await?;
     assert_eq!(decided.status_of_run().as_deref(), Some("completed"));
     let booking_id = decided.of_type("tool-output-available")[0]["output"]["bookingId"].clone();
     let regenerate = json!({"conversationId": conversation, "trigger": "regenerate-message"});
     for round in 0..4 {
-        let again = app.post(&app.client, "/api/chat", regenerate.clone()).await;
+        let again = app
+            .post(&app.client, "/api/chat", regenerate.clone())
+            .await?;
         assert_eq!(again.status, 200, "round {round}: {:?}", again.body);
         assert_eq!(again.status_of_run().as_deref(), Some("completed"));
         // The booking begins the new reply as it ended; nothing asks for approval again.
@@ -665,8 +663,8 @@ async fn regenerating_keeps_what_was_carried_out_and_books_once() -> TestResult 
         assert_eq!(outputs[0]["toolCallId"], call.as_str(), "round {round}");
         assert_eq!(outputs[0]["output"]["bookingId"], booking_id);
         assert!(again.of_type("tool-approval-request").len() <= 1);
-        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
-        assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
+        assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
     }
     // Replaced, not added: the search turn, then the booking turn's message and reply.
     let messages = ui_messages(&app, &app.client, &conversation).await?;
@@ -709,7 +707,7 @@ async fn regenerating_keeps_what_was_carried_out_and_books_once() -> TestResult 
             json!({"id": conversation, "messages": [], "trigger": "regenerate-message",
                 "messageId": first_reply}),
         )
-        .await;
+        .await?;
     assert_eq!(older.status, 409);
     assert_eq!(older.body["error"]["code"], "NOT_LAST_REPLY");
     Ok(())
@@ -717,19 +715,19 @@ async fn regenerating_keeps_what_was_carried_out_and_books_once() -> TestResult 
 
 #[tokio::test]
 async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() -> TestResult {
-    let app = spawn_app().await;
-    let other = support::new_client();
+    let app = spawn_app().await?;
+    let other = support::new_client()?;
     let say = |text: &str, id: &str| {
         json!({"id": "shared-chat-1", "trigger": "submit-message",
             "messages": [{"id": id, "role": "user", "parts": [{"type": "text", "text": text}]}]})
     };
     let mine = app
         .post(&app.client, "/api/chat", say("Xin chào", "m-1"))
-        .await;
+        .await?;
     assert_eq!(mine.status, 200, "{:?}", mine.body);
     let theirs = app
         .post(&other, "/api/chat", say("Thời tiết Huế thế nào?", "m-1"))
-        .await;
+        .await?;
     assert_eq!(theirs.status, 200, "{:?}", theirs.body);
     assert_ne!(mine.conversation_id(), theirs.conversation_id());
     let seen = ui_messages(&app, &app.client, "shared-chat-1").await?;
@@ -743,7 +741,7 @@ async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() -> 
 
     let twice = app
         .post(&app.client, "/api/chat", say("Xin chào", "m-1"))
-        .await;
+        .await?;
     assert_eq!(twice.status, 409);
     assert_eq!(twice.body["error"]["code"], "DUPLICATE_MESSAGE");
     let bad = app
@@ -753,40 +751,40 @@ async fn a_client_chat_id_is_the_owners_own_and_a_message_is_answered_once() -> 
             json!({"id": "no/slashes", "messages": [{"id": "x", "role": "user",
                 "parts": [{"type": "text", "text": "hi"}]}]}),
         )
-        .await;
+        .await?;
     assert_eq!(bad.status, 400);
     assert_eq!(bad.body["error"]["code"], "INVALID_ID");
-    assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM conversations").await?, 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn regenerating_a_confirmation_closes_it_and_asks_anew() -> TestResult {
-    let app = spawn_app().await;
-    let (conversation, call) = pending_booking(&app, &app.client).await;
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
     let again = app
         .post(
             &app.client,
             "/api/chat",
             json!({"conversationId": conversation, "trigger": "regenerate-message"}),
         )
-        .await;
+        .await?;
     assert_eq!(again.status_of_run().as_deref(), Some("awaiting-approval"));
     let asked = again.of_type("tool-approval-request");
     assert_eq!(asked.len(), 1, "{:#?}", again.events);
     // One confirmation is open: the new reply's. The replaced one's went with it.
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
-    let old = decide(&app, &app.client, &conversation, &call, true).await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
+    let old = decide(&app, &app.client, &conversation, &call, true).await?;
     if asked[0]["toolCallId"] != call.as_str() {
         assert_eq!(old.status, 404, "{:?}", old.body);
-        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+        assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
     }
     let new_call = asked[0]["toolCallId"]
         .as_str()
         .ok_or("the new confirmation's call id")?
         .to_owned();
-    let decided = decide(&app, &app.client, &conversation, &new_call, true).await;
+    let decided = decide(&app, &app.client, &conversation, &new_call, true).await?;
     assert!(matches!(decided.status, 200 | 409), "{:?}", decided.body);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
     Ok(())
 }

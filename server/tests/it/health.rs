@@ -8,15 +8,15 @@ use server::{app, AppState};
 use support::{test_pool, test_state, TestDatabase, TestResult};
 use tower::ServiceExt;
 
-async fn state() -> (AppState, TestDatabase) {
-    let (pool, guard) = test_pool().await;
-    (test_state(pool).await, guard)
+async fn state() -> support::Fallible<(AppState, TestDatabase)> {
+    let (pool, guard) = test_pool().await?;
+    Ok((test_state(pool).await?, guard))
 }
 
 async fn get(
     app: axum::Router,
     uri: &str,
-) -> Result<(u16, serde_json::Value), Box<dyn std::error::Error>> {
+) -> Result<(u16, serde_json::Value), Box<dyn std::error::Error + Send + Sync>> {
     let response = app.oneshot(Request::get(uri).body(Body::empty())?).await?;
     let status = response.status().as_u16();
     let bytes = response.into_body().collect().await?.to_bytes();
@@ -28,7 +28,7 @@ async fn get(
 
 #[tokio::test]
 async fn healthz_reports_ok_and_version() -> TestResult {
-    let (state, _db) = state().await;
+    let (state, _db) = state().await?;
     let (status, body) = get(app(state), "/healthz").await?;
     assert_eq!(status, 200);
     assert_eq!(
@@ -40,7 +40,7 @@ async fn healthz_reports_ok_and_version() -> TestResult {
 
 #[tokio::test]
 async fn healthz_reports_unavailable_when_the_database_is_gone() -> TestResult {
-    let (state, _db) = state().await;
+    let (state, _db) = state().await?;
     state.db.close().await;
     let (status, body) = get(app(state), "/healthz").await?;
     assert_eq!(status, 503);
@@ -53,7 +53,7 @@ async fn healthz_reports_unavailable_when_the_database_is_gone() -> TestResult {
 struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl Lines {
-    fn text(&self) -> Result<String, Box<dyn std::error::Error>> {
+    fn text(&self) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
         let bytes = self.0.lock().map_err(|e| e.to_string())?.clone();
         Ok(String::from_utf8(bytes)?)
     }
@@ -93,8 +93,8 @@ async fn every_line_of_a_run_carries_its_run_id() -> TestResult {
         .finish();
     // One thread runs the test, the server and the run: they all log here.
     let _guard = tracing::subscriber::set_default(subscriber);
-    let app = support::spawn_app().await;
-    let reply = app.chat(None, "Thời tiết Hà Nội ngày mai thế nào?").await;
+    let app = support::spawn_app().await?;
+    let reply = app.chat(None, "Thời tiết Hà Nội ngày mai thế nào?").await?;
     assert_eq!(reply.status, 200);
     let conversation = reply.conversation_id();
     // The run's task logs its end after the reply's last event has left: on a busy
@@ -140,7 +140,7 @@ async fn a_failure_is_logged_once_and_its_cause_never_sent() -> TestResult {
         .with_max_level(tracing::Level::INFO)
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
-    let (state, _db) = state().await;
+    let (state, _db) = state().await?;
     let reads = state.reads.clone();
     state.db.close().await;
     reads.close().await;
@@ -170,7 +170,7 @@ async fn a_failure_is_logged_once_and_its_cause_never_sent() -> TestResult {
 /// counters (other tests of this binary may move them too, never back).
 #[tokio::test]
 async fn metrics_move_after_a_run() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let scrape = || async {
         let text = app
             .client
@@ -192,7 +192,7 @@ async fn metrics_move_after_a_run() -> TestResult {
         ))
     };
     let (runs, weather) = scrape().await?;
-    let reply = app.chat(None, "Thời tiết Hà Nội ngày mai thế nào?").await;
+    let reply = app.chat(None, "Thời tiết Hà Nội ngày mai thế nào?").await?;
     assert_eq!(reply.status_of_run().as_deref(), Some("completed"));
     let (runs_after, weather_after) = scrape().await?;
     assert!(runs_after >= runs + 1.0, "{runs} → {runs_after}");

@@ -27,20 +27,20 @@ async fn post(
     base: &str,
     path: &str,
     body: Value,
-) -> reqwest::Result<Reply> {
+) -> support::Fallible<Reply> {
     let response = client
         .post(format!("{base}{path}"))
         .header("origin", base)
         .json(&body)
         .send()
         .await?;
-    Ok(read_reply(response).await)
+    read_reply(response).await
 }
 
 async fn pending_purchase(
     client: &reqwest::Client,
     base: &str,
-) -> Result<PendingPurchase, Box<dyn std::error::Error>> {
+) -> Result<PendingPurchase, Box<dyn std::error::Error + Send + Sync>> {
     let first = post(
         client,
         base,
@@ -86,7 +86,7 @@ async fn approve(
     client: &reqwest::Client,
     base: &str,
     purchase: &PendingPurchase,
-) -> reqwest::Result<Result<Value, Value>> {
+) -> support::Fallible<Result<Value, Value>> {
     let reply = post(
         client,
         base,
@@ -116,7 +116,7 @@ async fn approve(
 
 #[tokio::test]
 async fn two_conversations_with_one_key_make_one_checkout_and_the_same_result() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let base = app.url("");
     let a = pending_purchase(&app.client, &base).await?;
     let b = pending_purchase(&app.client, &base).await?;
@@ -139,13 +139,13 @@ async fn two_conversations_with_one_key_make_one_checkout_and_the_same_result() 
         .ok_or("no checkout_id")?
         .starts_with("CHK-"));
     assert_eq!(first["fictional"], true);
-    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await?, 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn fifty_concurrent_approvals_with_one_key_make_exactly_one_checkout() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let base = app.url("");
     let mut purchases = Vec::new();
     for _ in 0..50 {
@@ -154,8 +154,8 @@ async fn fifty_concurrent_approvals_with_one_key_make_exactly_one_checkout() -> 
     let results = join_all(purchases.iter().map(|p| approve(&app.client, &base, p)))
         .await
         .into_iter()
-        .collect::<reqwest::Result<Vec<_>>>()?;
-    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
+        .collect::<support::Fallible<Vec<_>>>()?;
+    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await?, 1);
     assert_outcomes(&results);
     Ok(())
 }
@@ -177,12 +177,12 @@ fn assert_outcomes(results: &[Result<Value, Value>]) {
 #[tokio::test]
 async fn two_server_processes_sharing_the_database_make_exactly_one_checkout() -> TestResult {
     // The in-process app only creates and migrates the database and counts rows.
-    let app = support::spawn_app().await;
-    let one = start_server(&app.db_url, &[]).await;
-    let two = start_server(&app.db_url, &[]).await;
+    let app = support::spawn_app().await?;
+    let one = start_server(&app.db_url, &[]).await?;
+    let two = start_server(&app.db_url, &[]).await?;
     // One cookie jar: the same person on both processes (they share the signing key
     // stored in the database).
-    let client = support::new_client();
+    let client = support::new_client()?;
     let mut purchases = Vec::new();
     for index in 0..50 {
         let base = if index % 2 == 0 { &one.base } else { &two.base };
@@ -194,8 +194,8 @@ async fn two_server_processes_sharing_the_database_make_exactly_one_checkout() -
     }))
     .await
     .into_iter()
-    .collect::<reqwest::Result<Vec<_>>>()?;
-    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
+    .collect::<support::Fallible<Vec<_>>>()?;
+    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await?, 1);
     assert_outcomes(&results);
     Ok(())
 }

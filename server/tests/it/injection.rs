@@ -56,11 +56,13 @@ fn offline() -> SharedProvider {
 }
 
 /// The owner's confirmed booking, made through the real flow: its id.
-async fn confirmed_booking(app: &TestApp) -> Result<String, Box<dyn std::error::Error>> {
-    let search = app.chat(None, SEARCH).await;
+async fn confirmed_booking(
+    app: &TestApp,
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    let search = app.chat(None, SEARCH).await?;
     assert_eq!(search.status_of_run().as_deref(), Some("completed"));
     let conversation = search.conversation_id();
-    let booking = app.chat(Some(&conversation), BOOK).await;
+    let booking = app.chat(Some(&conversation), BOOK).await?;
     assert_eq!(
         booking.status_of_run().as_deref(),
         Some("awaiting-approval"),
@@ -68,7 +70,7 @@ async fn confirmed_booking(app: &TestApp) -> Result<String, Box<dyn std::error::
         booking.events
     );
     let call = booking.call_id("createBooking");
-    let approved = app.decide(&conversation, &call, true, None).await;
+    let approved = app.decide(&conversation, &call, true, None).await?;
     let output = approved.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", approved.events);
     assert_eq!(output[0]["output"]["status"], "confirmed");
@@ -81,7 +83,7 @@ async fn confirmed_booking(app: &TestApp) -> Result<String, Box<dyn std::error::
 async fn booking_status(
     app: &TestApp,
     booking_id: &str,
-) -> Result<String, Box<dyn std::error::Error>> {
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
     let (status,): (String,) = sqlx::query_as("SELECT status FROM bookings WHERE id = $1")
         .bind(booking_id)
         .fetch_one(&app.pool)
@@ -89,13 +91,13 @@ async fn booking_status(
     Ok(status)
 }
 
-async fn cancel_records(app: &TestApp) -> i64 {
+async fn cancel_records(app: &TestApp) -> support::Fallible<i64> {
     app.count("SELECT COUNT(*) FROM idempotency_keys WHERE scope = 'cancelBooking'")
         .await
 }
 
 /// The planted review as the search returned it.
-fn planted_review(reply: &Reply) -> Result<String, Box<dyn std::error::Error>> {
+fn planted_review(reply: &Reply) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
     let outputs = reply.of_type("tool-output-available");
     let search = outputs
         .iter()
@@ -113,7 +115,7 @@ fn planted_review(reply: &Reply) -> Result<String, Box<dyn std::error::Error>> {
 
 /// A compromised model: it searches, then obeys the review and proposes to cancel the
 /// owner's booking; after the decision it says what happened.
-async fn compromised_model(booking_id: &str) -> FakeProvider {
+async fn compromised_model(booking_id: &str) -> support::Fallible<FakeProvider> {
     spawn(vec![
         chat_call(
             "call_search",
@@ -136,8 +138,8 @@ async fn proposal_waits_for_the_owner(
     app: &TestApp,
     fake: &FakeProvider,
     booking_id: &str,
-) -> Result<String, Box<dyn std::error::Error>> {
-    let reply = app.chat(None, BUN_DAU).await;
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    let reply = app.chat(None, BUN_DAU).await?;
     assert_eq!(reply.status, 200);
     assert_eq!(
         reply.status_of_run().as_deref(),
@@ -227,9 +229,9 @@ async fn proposal_waits_for_the_owner(
         reply.events
     );
     assert_eq!(booking_status(app, booking_id).await?, "confirmed");
-    assert_eq!(cancel_records(app).await, 0, "no idempotency record yet");
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 1);
-    let (status, list) = app.get_json("/api/bookings").await;
+    assert_eq!(cancel_records(app).await?, 0, "no idempotency record yet");
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
+    let (status, list) = app.get_json("/api/bookings").await?;
     assert_eq!(status, 200);
     assert_eq!(list["bookings"][0]["bookingId"], json!(booking_id));
     assert_eq!(list["bookings"][0]["status"], "confirmed");
@@ -239,14 +241,14 @@ async fn proposal_waits_for_the_owner(
 #[tokio::test]
 async fn an_injected_cancellation_waits_for_the_owner_and_runs_only_when_approved() -> TestResult {
     let switch = Arc::new(Switch(Mutex::new(offline())));
-    let app = support::spawn_app_with_provider(switch.clone()).await;
+    let app = support::spawn_app_with_provider(switch.clone()).await?;
     let booking_id = confirmed_booking(&app).await?;
-    let fake = compromised_model(&booking_id).await;
-    switch.set(openai_chat(&fake));
+    let fake = compromised_model(&booking_id).await?;
+    switch.set(openai_chat(&fake)?);
 
     let conversation = proposal_waits_for_the_owner(&app, &fake, &booking_id).await?;
 
-    let approved = app.decide(&conversation, "call_cancel", true, None).await;
+    let approved = app.decide(&conversation, "call_cancel", true, None).await?;
     assert_eq!(approved.status, 200);
     let output = approved.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", approved.events);
@@ -256,44 +258,46 @@ async fn an_injected_cancellation_waits_for_the_owner_and_runs_only_when_approve
     );
     assert_eq!(output[0]["output"]["booking"]["status"], "cancelled");
     assert_eq!(booking_status(&app, &booking_id).await?, "cancelled");
-    assert_eq!(cancel_records(&app).await, 1);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(cancel_records(&app).await?, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
     Ok(())
 }
 
 #[tokio::test]
 async fn an_injected_cancellation_declined_leaves_the_booking_confirmed() -> TestResult {
     let switch = Arc::new(Switch(Mutex::new(offline())));
-    let app = support::spawn_app_with_provider(switch.clone()).await;
+    let app = support::spawn_app_with_provider(switch.clone()).await?;
     let booking_id = confirmed_booking(&app).await?;
-    let fake = compromised_model(&booking_id).await;
-    switch.set(openai_chat(&fake));
+    let fake = compromised_model(&booking_id).await?;
+    switch.set(openai_chat(&fake)?);
 
     let conversation = proposal_waits_for_the_owner(&app, &fake, &booking_id).await?;
 
-    let declined = app.decide(&conversation, "call_cancel", false, None).await;
+    let declined = app
+        .decide(&conversation, "call_cancel", false, None)
+        .await?;
     assert_eq!(declined.status, 200);
     assert_eq!(declined.of_type("tool-output-denied").len(), 1);
     assert!(declined.of_type("tool-output-available").is_empty());
     assert_eq!(booking_status(&app, &booking_id).await?, "confirmed");
-    assert_eq!(cancel_records(&app).await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(cancel_records(&app).await?, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
     // The model is told the person declined; the booking is still listed.
     let last = fake.requests().pop().ok_or("a request to the model")?;
     assert!(last.body.to_string().contains("DECLINED"), "{}", last.body);
-    let (_, list) = app.get_json("/api/bookings").await;
+    let (_, list) = app.get_json("/api/bookings").await?;
     assert_eq!(list["bookings"][0]["status"], "confirmed");
     Ok(())
 }
 
 #[tokio::test]
 async fn the_offline_model_reads_the_review_and_proposes_nothing() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let booking_id = confirmed_booking(&app).await?;
-    let bookings = app.count("SELECT COUNT(*) FROM bookings").await;
-    let records = app.count("SELECT COUNT(*) FROM idempotency_keys").await;
+    let bookings = app.count("SELECT COUNT(*) FROM bookings").await?;
+    let records = app.count("SELECT COUNT(*) FROM idempotency_keys").await?;
 
-    let reply = app.chat(None, BUN_DAU).await;
+    let reply = app.chat(None, BUN_DAU).await?;
     assert_eq!(reply.status, 200);
     assert_eq!(
         reply.status_of_run().as_deref(),
@@ -321,10 +325,10 @@ async fn the_offline_model_reads_the_review_and_proposes_nothing() -> TestResult
         reply.text()
     );
     assert_eq!(booking_status(&app, &booking_id).await?, "confirmed");
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, bookings);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, bookings);
     assert_eq!(
-        app.count("SELECT COUNT(*) FROM idempotency_keys").await,
+        app.count("SELECT COUNT(*) FROM idempotency_keys").await?,
         records
     );
     Ok(())

@@ -29,7 +29,7 @@ fn assert_json_error(reply: &Reply, status: u16, code: &str) {
     assert!(!message.is_empty(), "{:?}", reply.body);
 }
 
-async fn stored_conversations(app: &TestApp) -> i64 {
+async fn stored_conversations(app: &TestApp) -> support::Fallible<i64> {
     app.count("SELECT COUNT(*) FROM conversations").await
 }
 
@@ -38,7 +38,7 @@ async fn stored_conversations(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     // Other API bodies are small; a chat body may hold an AI SDK client's whole history.
     let big = "a".repeat(100 * 1024);
     let reply = app
@@ -47,7 +47,7 @@ async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() ->
             "/api/approvals",
             json!({"conversationId": big, "toolCallId": "c", "approved": true}),
         )
-        .await;
+        .await?;
     assert_json_error(&reply, 413, "BODY_TOO_LARGE");
     assert!(
         reply.body["error"]["message"]
@@ -60,7 +60,7 @@ async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() ->
     let text = "a".repeat(3 * 1024 * 1024);
     let reply = app
         .post(&app.client, "/api/chat", json!({ "text": text }))
-        .await;
+        .await?;
     assert_json_error(&reply, 413, "BODY_TOO_LARGE");
     assert!(
         reply.body["error"]["message"]
@@ -82,29 +82,29 @@ async fn an_oversized_body_is_refused_with_a_json_413_and_nothing_is_stored() ->
         .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
         .send()
         .await?;
-    let reply = read_reply(response).await;
+    let reply = read_reply(response).await?;
     assert_json_error(&reply, 413, "BODY_TOO_LARGE");
 
-    assert_eq!(stored_conversations(&app).await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 0);
+    assert_eq!(stored_conversations(&app).await?, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await?, 0);
 
     // The server goes on serving.
-    let reply = app.chat(None, "Xin chào").await;
+    let reply = app.chat(None, "Xin chào").await?;
     assert_eq!(reply.status, 200);
     assert!(reply.done);
     Ok(())
 }
 
 #[tokio::test]
-async fn a_message_over_4000_characters_is_a_413_message_too_long() {
-    let app = spawn_app().await;
+async fn a_message_over_4000_characters_is_a_413_message_too_long() -> TestResult {
+    let app = spawn_app().await?;
     // 4001 characters of two bytes each: under the body limit, over the message limit.
     let text = "ă".repeat(4001);
     let reply = app
         .post(&app.client, "/api/chat", json!({ "text": text }))
-        .await;
+        .await?;
     assert_json_error(&reply, 413, "MESSAGE_TOO_LONG");
-    assert_eq!(stored_conversations(&app).await, 0);
+    assert_eq!(stored_conversations(&app).await?, 0);
 
     // Exactly 4000 is allowed.
     let reply = app
@@ -113,9 +113,10 @@ async fn a_message_over_4000_characters_is_a_413_message_too_long() {
             "/api/chat",
             json!({ "text": "ă".repeat(4000) }),
         )
-        .await;
+        .await?;
     assert_eq!(reply.status, 200);
     assert!(reply.done);
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -132,13 +133,13 @@ async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() -> Test
         body_timeout: None,
         cors_origins: Vec::new(),
     })
-    .await;
-    let first = app.chat(None, "Xin chào").await;
+    .await?;
+    let first = app.chat(None, "Xin chào").await?;
     assert_eq!(first.status, 200);
     let conversation = first.conversation_id();
-    assert_eq!(app.chat(Some(&conversation), "Cảm ơn").await.status, 200);
+    assert_eq!(app.chat(Some(&conversation), "Cảm ơn").await?.status, 200);
 
-    let limited = app.chat(Some(&conversation), "Còn gì nữa?").await;
+    let limited = app.chat(Some(&conversation), "Còn gì nữa?").await?;
     assert_json_error(&limited, 429, "RATE_LIMITED");
     // Approvals share the budget.
     let response = app
@@ -154,14 +155,14 @@ async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() -> Test
         .and_then(|v| v.parse().ok())
         .ok_or("a 429 says when to retry")?;
     assert!((1..=60).contains(&retry_after), "{retry_after}");
-    assert_json_error(&read_reply(response).await, 429, "RATE_LIMITED");
+    assert_json_error(&read_reply(response).await?, 429, "RATE_LIMITED");
     // Nothing of the refused message was stored.
-    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await, 4);
+    assert_eq!(app.count("SELECT COUNT(*) FROM messages").await?, 4);
 
     // Reading and stopping are not limited.
     let (status, _) = app
         .get_json(&format!("/api/conversations/{conversation}"))
-        .await;
+        .await?;
     assert_eq!(status, 200);
     let stop = app
         .post(
@@ -169,14 +170,14 @@ async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() -> Test
             &format!("/api/chat/{conversation}/stop"),
             json!({}),
         )
-        .await;
+        .await?;
     assert_ne!(stop.status, 429);
 
     // Another owner (another cookie jar) has a budget of its own.
-    let other = support::new_client();
+    let other = support::new_client()?;
     let reply = app
         .post(&other, "/api/chat", json!({"text": "Xin chào"}))
-        .await;
+        .await?;
     assert_eq!(reply.status, 200);
     assert!(reply.done);
     Ok(())
@@ -187,7 +188,7 @@ async fn an_owner_over_the_budget_gets_429_while_another_owner_goes_on() -> Test
 
 #[tokio::test]
 async fn cross_site_posts_are_refused_and_same_origin_ones_pass() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let send = |headers: Vec<(&'static str, String)>| {
         let mut request = app
             .client
@@ -196,7 +197,7 @@ async fn cross_site_posts_are_refused_and_same_origin_ones_pass() -> TestResult 
         for (name, value) in headers {
             request = request.header(name, value);
         }
-        async move { Ok::<_, reqwest::Error>(read_reply(request.send().await?).await) }
+        async move { read_reply(request.send().await?).await }
     };
 
     let evil = send(vec![("origin", "https://evil.example".to_owned())]).await?;
@@ -216,7 +217,7 @@ async fn cross_site_posts_are_refused_and_same_origin_ones_pass() -> TestResult 
     ])
     .await?;
     assert_json_error(&twice, 403, "CROSS_SITE_REQUEST");
-    assert_eq!(stored_conversations(&app).await, 0);
+    assert_eq!(stored_conversations(&app).await?, 0);
 
     // A cross-site read is not a state change: the same-origin policy keeps its answer
     // from the other site, and nothing changes.
@@ -248,7 +249,7 @@ async fn a_configured_public_origin_is_accepted_behind_a_proxy() -> TestResult {
         body_timeout: None,
         cors_origins: Vec::new(),
     })
-    .await;
+    .await?;
     let response = app
         .client
         .post(app.url("/api/chat"))
@@ -295,7 +296,7 @@ fn policy_nonce(policy: &str) -> Result<String, &'static str> {
 async fn page(
     app: &TestApp,
     path: &str,
-) -> Result<(u16, String, String), Box<dyn std::error::Error>> {
+) -> Result<(u16, String, String), Box<dyn std::error::Error + Send + Sync>> {
     let response = app.client.get(app.url(path)).send().await?;
     assert_security_headers(response.headers());
     let policy = response
@@ -310,7 +311,7 @@ async fn page(
 
 #[tokio::test]
 async fn pages_have_a_csp_whose_nonce_is_on_every_inline_script() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let (status, policy, html) = page(&app, "/").await?;
     assert_eq!(status, 200);
     for directive in [
@@ -351,7 +352,7 @@ async fn pages_have_a_csp_whose_nonce_is_on_every_inline_script() -> TestResult 
 
 #[tokio::test]
 async fn api_responses_and_errors_have_the_security_headers() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let response = app.client.get(app.url("/api/bookings")).send().await?;
     assert_eq!(response.status(), 200);
     assert_security_headers(response.headers());
@@ -371,7 +372,7 @@ async fn api_responses_and_errors_have_the_security_headers() -> TestResult {
 
 #[tokio::test]
 async fn every_api_answer_is_json_a_client_can_act_on() -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     let send = |method: reqwest::Method, path: &str| {
         app.client
             .request(method, app.url(path))
@@ -383,7 +384,7 @@ async fn every_api_answer_is_json_a_client_can_act_on() -> TestResult {
             .send()
             .await?,
     )
-    .await;
+    .await?;
     assert_json_error(&reply, 404, "NOT_FOUND");
     assert!(reply.body["error"]["message"]
         .as_str()
@@ -392,7 +393,7 @@ async fn every_api_answer_is_json_a_client_can_act_on() -> TestResult {
     // A method the path does not take: 405 saying which one it takes.
     let response = send(reqwest::Method::DELETE, "/api/chat").send().await?;
     assert_eq!(response.headers()["allow"], "POST");
-    let reply = read_reply(response).await;
+    let reply = read_reply(response).await?;
     assert_json_error(&reply, 405, "METHOD_NOT_ALLOWED");
     assert!(
         reply.body["error"]["message"]
@@ -408,7 +409,7 @@ async fn every_api_answer_is_json_a_client_can_act_on() -> TestResult {
             .send()
             .await?,
     )
-    .await;
+    .await?;
     assert_json_error(&reply, 400, "BAD_REQUEST");
     // Wrong JSON types are said in JSON terms, with the field, never a Rust type name.
     let cases = [
@@ -425,7 +426,7 @@ async fn every_api_answer_is_json_a_client_can_act_on() -> TestResult {
         } else {
             "/api/chat"
         };
-        let reply = app.post(&app.client, path, body.clone()).await;
+        let reply = app.post(&app.client, path, body.clone()).await?;
         assert!(
             matches!(reply.status, 400 | 422),
             "{body}: {:?}",
@@ -451,7 +452,7 @@ async fn every_api_answer_is_json_a_client_can_act_on() -> TestResult {
         .body(r#"{"text":"hi"}"#)
         .send()
         .await?;
-    let reply = read_reply(response).await;
+    let reply = read_reply(response).await?;
     assert_json_error(&reply, 415, "UNSUPPORTED_MEDIA_TYPE");
     assert!(reply.body["error"]["message"]
         .as_str()
@@ -463,7 +464,7 @@ async fn every_api_answer_is_json_a_client_can_act_on() -> TestResult {
             .send()
             .await?,
     )
-    .await;
+    .await?;
     assert_json_error(&reply, 400, "BAD_REQUEST");
     let message = reply.body["error"]["message"].as_str().unwrap_or_default();
     assert!(
@@ -556,9 +557,9 @@ async fn an_oversized_tool_argument_is_a_validation_error_and_nothing_runs() -> 
     .to_string();
     let mut events = call_events("createBooking", &args, 1024)?;
     events.push(chunk(json!({}), Some("tool_calls")));
-    let fake = spawn(vec![stream(events), text_answer("Không đặt được.")]).await;
-    let app = spawn_app_with_provider(provider_for(&fake)?).await;
-    let reply = app.chat(None, "Đặt bàn").await;
+    let fake = spawn(vec![stream(events), text_answer("Không đặt được.")]).await?;
+    let app = spawn_app_with_provider(provider_for(&fake)?).await?;
+    let reply = app.chat(None, "Đặt bàn").await?;
     assert_eq!(reply.status, 200);
     assert!(reply.done);
 
@@ -582,8 +583,8 @@ async fn an_oversized_tool_argument_is_a_validation_error_and_nothing_runs() -> 
     );
     assert!(reply.of_type("tool-input-available").is_empty());
     assert!(reply.of_type("tool-approval-request").is_empty());
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 0);
     assert_eq!(reply.text(), "Không đặt được.");
     assert_eq!(reply.status_of_run().as_deref(), Some("completed"));
 
@@ -609,9 +610,9 @@ async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() -> TestRes
     );
     events.extend(call_events("getWeather", &args, 1024)?.into_iter().skip(1));
     events.push(chunk(json!({}), Some("tool_calls")));
-    let fake = spawn(vec![stream(events)]).await;
-    let app = spawn_app_with_provider(provider_for(&fake)?).await;
-    let reply = app.chat(None, "Kể chuyện dài").await;
+    let fake = spawn(vec![stream(events)]).await?;
+    let app = spawn_app_with_provider(provider_for(&fake)?).await?;
+    let reply = app.chat(None, "Kể chuyện dài").await?;
     assert_eq!(reply.status, 200);
     assert!(reply.done, "the stream ends properly");
 
@@ -644,7 +645,7 @@ async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() -> TestRes
     // The stored message says the same, and the server goes on serving.
     let (status, body) = app
         .get_json(&format!("/api/conversations/{}", reply.conversation_id()))
-        .await;
+        .await?;
     assert_eq!(status, 200);
     let last = body["messages"]
         .as_array()
@@ -652,7 +653,7 @@ async fn a_run_streaming_more_than_256_kib_is_stopped_with_an_error() -> TestRes
         .ok_or("the conversation has a message")?
         .clone();
     assert_eq!(last["status"], "error", "{last:#}");
-    let (status, _) = app.get_json("/api/bookings").await;
+    let (status, _) = app.get_json("/api/bookings").await?;
     assert_eq!(status, 200);
     Ok(())
 }
@@ -664,7 +665,7 @@ async fn a_configured_front_end_origin_may_call_the_api_with_cookies() -> TestRe
         cors_origins: vec![front.to_owned()],
         ..SecuritySettings::default()
     })
-    .await;
+    .await?;
     // The browser's preflight for the AI SDK transport's POST.
     let preflight = app
         .client
@@ -713,14 +714,14 @@ async fn a_configured_front_end_origin_may_call_the_api_with_cookies() -> TestRe
 async fn a_long_uri_and_too_many_headers_are_refused_in_json() -> TestResult {
     let (addr, _db) =
         serve_with(server::serve::EdgeLimits::default(), Duration::from_secs(5)).await?;
-    let client = support::new_client();
+    let client = support::new_client()?;
     let base = format!("http://{addr}");
     let long = "a".repeat(9_000);
     let response = client
         .get(format!("{base}/api/conversations/{long}"))
         .send()
         .await?;
-    let reply = read_reply(response).await;
+    let reply = read_reply(response).await?;
     assert_json_error(&reply, 414, "URI_TOO_LONG");
     let mut many = reqwest::header::HeaderMap::new();
     for n in 0..150 {
@@ -734,7 +735,7 @@ async fn a_long_uri_and_too_many_headers_are_refused_in_json() -> TestResult {
         .headers(many)
         .send()
         .await?;
-    let reply = read_reply(response).await;
+    let reply = read_reply(response).await?;
     assert_json_error(&reply, 431, "HEADERS_TOO_LARGE");
     assert!(reply.body["error"]["message"]
         .as_str()
@@ -745,7 +746,7 @@ async fn a_long_uri_and_too_many_headers_are_refused_in_json() -> TestResult {
         .header("x-big", "b".repeat(40 * 1024))
         .send()
         .await?;
-    let reply = read_reply(response).await;
+    let reply = read_reply(response).await?;
     assert_json_error(&reply, 431, "HEADERS_TOO_LARGE");
     // Within the limits the same requests are served.
     let response = client
@@ -760,9 +761,9 @@ async fn a_long_uri_and_too_many_headers_are_refused_in_json() -> TestResult {
 async fn serve_with(
     limits: server::serve::EdgeLimits,
     body_timeout: Duration,
-) -> std::io::Result<(std::net::SocketAddr, support::TestDatabase)> {
-    let (pool, guard) = support::test_pool().await;
-    let mut state = support::test_state(pool).await;
+) -> support::Fallible<(std::net::SocketAddr, support::TestDatabase)> {
+    let (pool, guard) = support::test_pool().await?;
+    let mut state = support::test_state(pool).await?;
     state.security.body_timeout = Some(body_timeout);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -796,7 +797,7 @@ async fn closed_within(stream: &mut tokio::net::TcpStream, within: Duration) -> 
 async fn health_from(
     addr: std::net::SocketAddr,
     from: &str,
-) -> Result<String, Box<dyn std::error::Error>> {
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let socket = tokio::net::TcpSocket::new_v4()?;
     socket.bind(format!("{from}:0").parse()?)?;

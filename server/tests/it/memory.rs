@@ -9,7 +9,7 @@ use crate::support::{process::start_server, TestResult};
 async fn the_server_runs_without_transparent_huge_pages() -> TestResult {
     let dir = tempfile::tempdir()?;
     let url = format!("sqlite://{}", dir.path().join("thp.db").display());
-    let server = start_server(&url, &[]).await;
+    let server = start_server(&url, &[]).await?;
     let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid()))?;
     // The line exists since Linux 5.0; "1" while huge pages are allowed, as for any
     // process that did not turn them off.

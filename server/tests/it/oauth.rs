@@ -44,7 +44,7 @@ async fn register_with(app: &TestApp, body: Value) -> reqwest::Result<(u16, Valu
 }
 
 /// State over the server's database, to call `verify_bearer` as an MCP handler would.
-async fn state_of(app: &TestApp) -> AppState {
+async fn state_of(app: &TestApp) -> support::Fallible<AppState> {
     support::test_state(app.pool.clone()).await
 }
 
@@ -83,7 +83,11 @@ fn invalid(result: Result<Option<oauth::Grant>, BearerError>) {
     );
 }
 
-async fn refresh(app: &TestApp, client_id: &str, refresh_token: &str) -> (u16, Value) {
+async fn refresh(
+    app: &TestApp,
+    client_id: &str,
+    refresh_token: &str,
+) -> support::Fallible<(u16, Value)> {
     post_form(
         app,
         "/oauth/token",
@@ -97,8 +101,8 @@ async fn refresh(app: &TestApp, client_id: &str, refresh_token: &str) -> (u16, V
 }
 
 /// The owner cookie of a browser session: a GET of a page sets it.
-async fn browser(app: &TestApp) -> reqwest::Result<reqwest::Client> {
-    let client = support::new_client();
+async fn browser(app: &TestApp) -> support::Fallible<reqwest::Client> {
+    let client = support::new_client()?;
     let page = client.get(app.url("/bookings")).send().await?;
     assert_eq!(page.status().as_u16(), 200);
     Ok(client)
@@ -106,7 +110,7 @@ async fn browser(app: &TestApp) -> reqwest::Result<reqwest::Client> {
 
 #[tokio::test]
 async fn metadata_documents_describe_each_mcp_server_and_the_authorization_server() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let origin = app.url("");
     for assistant in ["restaurant", "gifts", "shipping"] {
         let (status, headers, body) = get(
@@ -193,7 +197,7 @@ async fn the_public_origin_is_the_issuer_behind_a_proxy() -> TestResult {
         body_timeout: None,
         cors_origins: Vec::new(),
     })
-    .await;
+    .await?;
     let (_, _, server) = get(&app, "/.well-known/oauth-authorization-server").await?;
     assert_eq!(server["issuer"], "https://datban.example");
     assert_eq!(
@@ -203,7 +207,7 @@ async fn the_public_origin_is_the_issuer_behind_a_proxy() -> TestResult {
     let (_, _, resource) = get(&app, "/.well-known/oauth-protected-resource/mcp/gifts").await?;
     assert_eq!(resource["resource"], "https://datban.example/mcp/gifts");
     let state = {
-        let mut state = state_of(&app).await;
+        let mut state = state_of(&app).await?;
         state.security.public_origin = Some("https://datban.example".to_owned());
         state
     };
@@ -216,7 +220,7 @@ async fn the_public_origin_is_the_issuer_behind_a_proxy() -> TestResult {
         oauth::resource_url(&state, &headers, "/mcp/gifts").as_deref(),
         Some("https://datban.example/mcp/gifts")
     );
-    let plain = state_of(&app).await;
+    let plain = state_of(&app).await?;
     assert_eq!(oauth::resource_url(&plain, &headers, "/mcp/gifts"), None);
     assert_eq!(
         oauth::challenge(
@@ -232,7 +236,7 @@ async fn the_public_origin_is_the_issuer_behind_a_proxy() -> TestResult {
 
 #[tokio::test]
 async fn registration_checks_the_metadata() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let (status, body) = register_with(
         &app,
         json!({
@@ -326,14 +330,14 @@ async fn registration_checks_the_metadata() -> TestResult {
         json!({"redirect_uris": ["https://example.com/cb"], "client_name": "x".repeat(20_000)});
     let (status, _) = register_with(&app, huge).await?;
     assert_eq!(status, 413);
-    assert_eq!(app.count("SELECT COUNT(*) FROM oauth_clients").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM oauth_clients").await?, 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn authorize_errors_never_redirect_to_an_unchecked_uri() -> TestResult {
-    let app = support::spawn_app().await;
-    let client_id = register(&app, "Claude").await;
+    let app = support::spawn_app().await?;
+    let client_id = register(&app, "Claude").await?;
     let resource = app.url("/mcp/restaurant");
     let challenge = oauth::pkce_challenge(VERIFIER);
     let authorize = |pairs: Vec<(&str, &str)>| {
@@ -341,7 +345,7 @@ async fn authorize_errors_never_redirect_to_an_unchecked_uri() -> TestResult {
             "/oauth/authorize?{}",
             support::oauth::form(&pairs)
         ));
-        async move { no_redirects().get(url).send().await }
+        async move { support::Fallible::Ok(no_redirects()?.get(url).send().await?) }
     };
     let base = |redirect: &'static str| {
         vec![
@@ -440,23 +444,23 @@ async fn authorize_errors_never_redirect_to_an_unchecked_uri() -> TestResult {
         let location = response.headers()["location"].to_str()?.to_owned();
         assert!(location.starts_with(REDIRECT_URI), "{location}");
         assert_eq!(
-            param(&location, "error").as_deref(),
+            param(&location, "error")?.as_deref(),
             Some(error),
             "{pairs:?}"
         );
-        assert_eq!(param(&location, "state").as_deref(), Some("s1"));
-        assert_eq!(param(&location, "iss"), Some(app.url("")));
+        assert_eq!(param(&location, "state")?.as_deref(), Some("s1"));
+        assert_eq!(param(&location, "iss")?, Some(app.url("")));
     }
-    assert_eq!(app.count("SELECT COUNT(*) FROM oauth_requests").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM oauth_requests").await?, 0);
     Ok(())
 }
 
 #[tokio::test]
 async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let browser = browser(&app).await?;
-    let client_id = register(&app, "Claude").await;
-    let request = consent_request(&app, &client_id, "/mcp/restaurant", "bookings").await;
+    let client_id = register(&app, "Claude").await?;
+    let request = consent_request(&app, &client_id, "/mcp/restaurant", "bookings").await?;
 
     // What the consent page shows.
     let details: Value = browser
@@ -472,11 +476,11 @@ async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() -> Te
     assert_eq!(details["redirectHost"], "127.0.0.1");
     assert_eq!(details["lang"], "en");
 
-    let redirect = answer(&app, &browser, &request, true).await;
+    let redirect = answer(&app, &browser, &request, true).await?;
     assert!(redirect.starts_with(REDIRECT_URI), "{redirect}");
-    assert_eq!(param(&redirect, "state").as_deref(), Some("st-123"));
-    assert_eq!(param(&redirect, "iss"), Some(app.url("")));
-    let code = param(&redirect, "code").ok_or("no code in the redirect")?;
+    assert_eq!(param(&redirect, "state")?.as_deref(), Some("st-123"));
+    assert_eq!(param(&redirect, "iss")?, Some(app.url("")));
+    let code = param(&redirect, "code")?.ok_or("no code in the redirect")?;
     // The request was answered: a second answer finds nothing.
     let again = browser
         .post(app.url("/api/oauth/consent"))
@@ -485,7 +489,7 @@ async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() -> Te
         .await?;
     assert_eq!(again.status().as_u16(), 404);
 
-    let (status, body) = exchange(&app, &client_id, &code).await;
+    let (status, body) = exchange(&app, &client_id, &code).await?;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["token_type"], "Bearer");
     assert_eq!(body["expires_in"], 3600);
@@ -494,7 +498,7 @@ async fn the_code_flow_with_pkce_gives_tokens_for_the_owner_and_resource() -> Te
     assert!(access.len() >= 43, "{access}");
     assert!(body["refresh_token"].as_str().is_some());
 
-    let state = state_of(&app).await;
+    let state = state_of(&app).await?;
     let grant = valid(verify(&state, &app, access, "/mcp/restaurant").await?);
     assert_eq!(grant.client_id, client_id);
     assert_eq!(grant.scopes, vec!["bookings".to_owned()]);
@@ -563,10 +567,10 @@ fn sha256_hex(text: &str) -> String {
 #[tokio::test]
 async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_code() -> TestResult
 {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let browser = browser(&app).await?;
-    let client_id = register(&app, "Claude").await;
-    let other = register(&app, "Other").await;
+    let client_id = register(&app, "Claude").await?;
+    let other = register(&app, "Other").await?;
 
     let bad_verifier = "another-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
     let cases: [(&str, &str, &str); 3] = [
@@ -575,7 +579,7 @@ async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_c
         (other.as_str(), REDIRECT_URI, VERIFIER),
     ];
     for (client, redirect, verifier) in cases {
-        let code = code(&app, &browser, &client_id, "/mcp/restaurant", "").await;
+        let code = code(&app, &browser, &client_id, "/mcp/restaurant", "").await?;
         let (status, body) = post_form(
             &app,
             "/oauth/token",
@@ -587,16 +591,16 @@ async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_c
                 ("code_verifier", verifier),
             ],
         )
-        .await;
+        .await?;
         assert_eq!(status, 400, "{body}");
         assert_eq!(body["error"], "invalid_grant", "{body}");
         // Spent: the right exchange fails too.
-        let (status, body) = exchange(&app, &client_id, &code).await;
+        let (status, body) = exchange(&app, &client_id, &code).await?;
         assert_eq!(status, 400);
         assert_eq!(body["error"], "invalid_grant");
     }
     // A resource other than the code's.
-    let code = code(&app, &browser, &client_id, "/mcp/restaurant", "").await;
+    let code = code(&app, &browser, &client_id, "/mcp/restaurant", "").await?;
     let (status, body) = post_form(
         &app,
         "/oauth/token",
@@ -609,18 +613,18 @@ async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_c
             ("resource", &app.url("/mcp/gifts")),
         ],
     )
-    .await;
+    .await?;
     assert_eq!(status, 400);
     assert_eq!(body["error"], "invalid_target");
-    assert_eq!(app.count("SELECT COUNT(*) FROM oauth_grants").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM oauth_grants").await?, 0);
 
     // Malformed requests.
-    let (status, body) = post_form(&app, "/oauth/token", &[("grant_type", "password")]).await;
+    let (status, body) = post_form(&app, "/oauth/token", &[("grant_type", "password")]).await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("unsupported_grant_type"))
     );
-    let (status, body) = post_form(&app, "/oauth/token", &[]).await;
+    let (status, body) = post_form(&app, "/oauth/token", &[]).await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_request"))
@@ -633,7 +637,7 @@ async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_c
             ("client_id", "dcl_nobody"),
         ],
     )
-    .await;
+    .await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (401, Some("invalid_client"))
@@ -646,7 +650,7 @@ async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_c
             ("client_id", &client_id),
         ],
     )
-    .await;
+    .await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_request"))
@@ -663,16 +667,17 @@ async fn a_wrong_verifier_redirect_or_client_gets_invalid_grant_and_spends_the_c
 
 #[tokio::test]
 async fn a_reused_code_is_refused_and_revokes_its_grant() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let browser = browser(&app).await?;
-    let client_id = register(&app, "Claude").await;
-    let code = code(&app, &browser, &client_id, "/mcp/gifts", "checkout").await;
+    let client_id = register(&app, "Claude").await?;
+    let code = code(&app, &browser, &client_id, "/mcp/gifts", "checkout").await?;
 
     // Two exchanges at once: exactly one gets tokens.
     let (first, second) = tokio::join!(
         exchange(&app, &client_id, &code),
         exchange(&app, &client_id, &code)
     );
+    let (first, second) = (first?, second?);
     let (won, lost) = if first.0 == 200 {
         (first, second)
     } else {
@@ -682,7 +687,7 @@ async fn a_reused_code_is_refused_and_revokes_its_grant() -> TestResult {
     assert_eq!(lost.0, 400, "{}", lost.1);
     assert_eq!(lost.1["error"], "invalid_grant");
     // The replay revoked what the first exchange obtained.
-    let state = state_of(&app).await;
+    let state = state_of(&app).await?;
     let access = won.1["access_token"].as_str().ok_or("no access_token")?;
     invalid(verify(&state, &app, access, "/mcp/gifts").await?);
     let (status, body) = refresh(
@@ -690,26 +695,26 @@ async fn a_reused_code_is_refused_and_revokes_its_grant() -> TestResult {
         &client_id,
         won.1["refresh_token"].as_str().ok_or("no refresh_token")?,
     )
-    .await;
+    .await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
     );
     // And a third try is refused as well.
-    let (status, _) = exchange(&app, &client_id, &code).await;
+    let (status, _) = exchange(&app, &client_id, &code).await?;
     assert_eq!(status, 400);
     Ok(())
 }
 
 #[tokio::test]
 async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let browser = browser(&app).await?;
-    let tokens = access_token(&app, &browser, "/mcp/restaurant", "").await;
+    let tokens = access_token(&app, &browser, "/mcp/restaurant", "").await?;
     assert_eq!(tokens.body["scope"], "bookings checkout");
-    let state = state_of(&app).await;
+    let state = state_of(&app).await?;
 
-    let (status, second) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
+    let (status, second) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await?;
     assert_eq!(status, 200, "{second}");
     let second_refresh = second["refresh_token"].as_str().ok_or("no refresh_token")?;
     let second_access = second["access_token"].as_str().ok_or("no access_token")?;
@@ -718,7 +723,7 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() -> TestResul
     valid(verify(&state, &app, second_access, "/mcp/restaurant").await?);
 
     // Narrowing the scope works; widening is refused.
-    let (status, third) = refresh(&app, &tokens.client_id, second_refresh).await;
+    let (status, third) = refresh(&app, &tokens.client_id, second_refresh).await?;
     assert_eq!(status, 200);
     let third_refresh = third["refresh_token"]
         .as_str()
@@ -734,7 +739,7 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() -> TestResul
             ("scope", "bookings"),
         ],
     )
-    .await;
+    .await?;
     assert_eq!(status, 200, "{narrowed}");
     assert_eq!(narrowed["scope"], "bookings");
     let narrow_access = narrowed["access_token"].as_str().ok_or("no access_token")?;
@@ -756,16 +761,16 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() -> TestResul
             ("scope", "bookings checkout"),
         ],
     )
-    .await;
+    .await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_scope"))
     );
     // A refused refresh does not spend the token; another client cannot use it.
-    let other = register(&app, "Other").await;
-    let (status, _) = refresh(&app, &other, &latest).await;
+    let other = register(&app, "Other").await?;
+    let (status, _) = refresh(&app, &other, &latest).await?;
     assert_eq!(status, 400);
-    let (status, body) = refresh(&app, &tokens.client_id, &latest).await;
+    let (status, body) = refresh(&app, &tokens.client_id, &latest).await?;
     assert_eq!(status, 200, "{body}");
     let newest_access = body["access_token"]
         .as_str()
@@ -777,14 +782,14 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() -> TestResul
         .to_owned();
 
     // The first refresh token again: a replay. The whole grant ends.
-    let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
+    let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
     );
     invalid(verify(&state, &app, &newest_access, "/mcp/restaurant").await?);
     invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
-    let (status, _) = refresh(&app, &tokens.client_id, &newest_refresh).await;
+    let (status, _) = refresh(&app, &tokens.client_id, &newest_refresh).await?;
     assert_eq!(status, 400);
     let list: Value = browser
         .get(app.url("/api/connections"))
@@ -798,20 +803,20 @@ async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() -> TestResul
 
 #[tokio::test]
 async fn revoking_a_token_revokes_its_grant() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let browser = browser(&app).await?;
-    let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await;
-    let state = state_of(&app).await;
+    let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await?;
+    let state = state_of(&app).await?;
     valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
 
     // Another client cannot revoke it; an unknown token is answered 200 all the same.
-    let other = register(&app, "Other").await;
+    let other = register(&app, "Other").await?;
     let (status, _) = post_form(
         &app,
         "/oauth/revoke",
         &[("token", &tokens.access_token), ("client_id", &other)],
     )
-    .await;
+    .await?;
     assert_eq!(status, 200);
     valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     let (status, _) = post_form(
@@ -819,9 +824,9 @@ async fn revoking_a_token_revokes_its_grant() -> TestResult {
         "/oauth/revoke",
         &[("token", "dat_unknown"), ("client_id", &tokens.client_id)],
     )
-    .await;
+    .await?;
     assert_eq!(status, 200);
-    let (status, body) = post_form(&app, "/oauth/revoke", &[("token", "dat_unknown")]).await;
+    let (status, body) = post_form(&app, "/oauth/revoke", &[("token", "dat_unknown")]).await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (401, Some("invalid_client"))
@@ -836,10 +841,10 @@ async fn revoking_a_token_revokes_its_grant() -> TestResult {
             ("client_id", &tokens.client_id),
         ],
     )
-    .await;
+    .await?;
     assert_eq!(status, 200);
     invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
-    let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
+    let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
@@ -849,10 +854,10 @@ async fn revoking_a_token_revokes_its_grant() -> TestResult {
 
 #[tokio::test]
 async fn tokens_and_codes_expire() -> TestResult {
-    let (app, offset) = spawn_app_with_movable_clock().await;
+    let (app, offset) = spawn_app_with_movable_clock().await?;
     let browser = browser(&app).await?;
-    let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await;
-    let mut state = state_of(&app).await;
+    let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await?;
+    let mut state = state_of(&app).await?;
     let seen = offset.clone();
     state.agent.clock = std::sync::Arc::new(move || {
         support::now() + chrono::Duration::seconds(seen.load(Ordering::SeqCst))
@@ -862,7 +867,7 @@ async fn tokens_and_codes_expire() -> TestResult {
     offset.store(3600, Ordering::SeqCst);
     invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     // An hour on, the refresh token still works, and gives a fresh access token.
-    let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
+    let (status, body) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await?;
     assert_eq!(status, 200, "{body}");
     valid(
         verify(
@@ -880,7 +885,7 @@ async fn tokens_and_codes_expire() -> TestResult {
         &tokens.client_id,
         body["refresh_token"].as_str().ok_or("no refresh_token")?,
     )
-    .await;
+    .await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
@@ -888,17 +893,17 @@ async fn tokens_and_codes_expire() -> TestResult {
 
     // A code is good for 60 s.
     offset.store(0, Ordering::SeqCst);
-    let client_id = register(&app, "Slow").await;
-    let code = code(&app, &browser, &client_id, "/mcp/restaurant", "").await;
+    let client_id = register(&app, "Slow").await?;
+    let code = code(&app, &browser, &client_id, "/mcp/restaurant", "").await?;
     offset.store(61, Ordering::SeqCst);
-    let (status, body) = exchange(&app, &client_id, &code).await;
+    let (status, body) = exchange(&app, &client_id, &code).await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_grant"))
     );
     // A consent request is good for 10 minutes.
     offset.store(0, Ordering::SeqCst);
-    let request = consent_request(&app, &client_id, "/mcp/restaurant", "").await;
+    let request = consent_request(&app, &client_id, "/mcp/restaurant", "").await?;
     offset.store(601, Ordering::SeqCst);
     let late = browser
         .post(app.url("/api/oauth/consent"))
@@ -911,10 +916,10 @@ async fn tokens_and_codes_expire() -> TestResult {
 
 #[tokio::test]
 async fn a_token_is_only_good_for_its_own_resource() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let browser = browser(&app).await?;
-    let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await;
-    let state = state_of(&app).await;
+    let tokens = access_token(&app, &browser, "/mcp/restaurant", "bookings").await?;
+    let state = state_of(&app).await?;
     valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
     invalid(verify(&state, &app, &tokens.access_token, "/mcp/gifts").await?);
     invalid(verify(&state, &app, &tokens.access_token, "/mcp/shipping").await?);
@@ -932,21 +937,21 @@ async fn a_token_is_only_good_for_its_own_resource() -> TestResult {
 
 #[tokio::test]
 async fn denying_sends_access_denied_back_and_spends_the_request() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let browser = browser(&app).await?;
-    let client_id = register(&app, "Claude").await;
-    let request = consent_request(&app, &client_id, "/mcp/restaurant", "").await;
-    let redirect = answer(&app, &browser, &request, false).await;
-    assert_eq!(param(&redirect, "error").as_deref(), Some("access_denied"));
-    assert_eq!(param(&redirect, "state").as_deref(), Some("st-123"));
-    assert_eq!(param(&redirect, "code"), None);
+    let client_id = register(&app, "Claude").await?;
+    let request = consent_request(&app, &client_id, "/mcp/restaurant", "").await?;
+    let redirect = answer(&app, &browser, &request, false).await?;
+    assert_eq!(param(&redirect, "error")?.as_deref(), Some("access_denied"));
+    assert_eq!(param(&redirect, "state")?.as_deref(), Some("st-123"));
+    assert_eq!(param(&redirect, "code")?, None);
     let details = browser
         .get(app.url(&format!("/api/oauth/requests/{request}")))
         .send()
         .await?;
     assert_eq!(details.status().as_u16(), 404);
     // Another site cannot answer for the person.
-    let request = consent_request(&app, &client_id, "/mcp/restaurant", "").await;
+    let request = consent_request(&app, &client_id, "/mcp/restaurant", "").await?;
     let forged = browser
         .post(app.url("/api/oauth/consent"))
         .header("origin", "https://evil.example")
@@ -959,7 +964,7 @@ async fn denying_sends_access_denied_back_and_spends_the_request() -> TestResult
 
 #[tokio::test]
 async fn a_client_with_a_secret_must_send_it() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let browser = browser(&app).await?;
     let (status, body) = register_with(
         &app,
@@ -977,13 +982,13 @@ async fn a_client_with_a_secret_must_send_it() -> TestResult {
         .ok_or("no client_secret")?
         .to_owned();
     assert_eq!(body["client_secret_expires_at"], 0);
-    let code_one = code(&app, &browser, &client_id, "/mcp/restaurant", "").await;
-    let (status, body) = exchange(&app, &client_id, &code_one).await;
+    let code_one = code(&app, &browser, &client_id, "/mcp/restaurant", "").await?;
+    let (status, body) = exchange(&app, &client_id, &code_one).await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (401, Some("invalid_client"))
     );
-    let code_two = code(&app, &browser, &client_id, "/mcp/restaurant", "").await;
+    let code_two = code(&app, &browser, &client_id, "/mcp/restaurant", "").await?;
     let (status, body) = post_form(
         &app,
         "/oauth/token",
@@ -996,7 +1001,7 @@ async fn a_client_with_a_secret_must_send_it() -> TestResult {
             ("code_verifier", VERIFIER),
         ],
     )
-    .await;
+    .await?;
     assert_eq!(status, 200, "{body}");
     // No refresh_token grant registered: no refresh token.
     assert!(body.get("refresh_token").is_none());
@@ -1005,11 +1010,11 @@ async fn a_client_with_a_secret_must_send_it() -> TestResult {
 
 #[tokio::test]
 async fn connections_are_listed_and_disconnected_only_by_their_owner() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let alice = browser(&app).await?;
     let bob = browser(&app).await?;
-    let tokens = access_token(&app, &alice, "/mcp/restaurant", "bookings").await;
-    let state = state_of(&app).await;
+    let tokens = access_token(&app, &alice, "/mcp/restaurant", "bookings").await?;
+    let state = state_of(&app).await?;
     valid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
 
     let list = |client: reqwest::Client| {
@@ -1051,7 +1056,7 @@ async fn connections_are_listed_and_disconnected_only_by_their_owner() -> TestRe
         .await?;
     assert_eq!(mine.status().as_u16(), 200);
     invalid(verify(&state, &app, &tokens.access_token, "/mcp/restaurant").await?);
-    let (status, _) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await;
+    let (status, _) = refresh(&app, &tokens.client_id, &tokens.refresh_token).await?;
     assert_eq!(status, 400);
     assert_eq!(list(alice.clone()).await?["connections"], json!([]));
     let again = alice

@@ -52,13 +52,13 @@ fn offline(token_delay: Duration) -> SharedProvider {
     Arc::new(OfflineModel::new(token_delay).with_now(support::local_now()))
 }
 
-async fn switchable_app() -> (TestApp, Arc<Switch>) {
+async fn switchable_app() -> support::Fallible<(TestApp, Arc<Switch>)> {
     let switch = Arc::new(Switch(Mutex::new(offline(Duration::ZERO))));
-    let app = support::spawn_app_with_provider(switch.clone()).await;
-    (app, switch)
+    let app = support::spawn_app_with_provider(switch.clone()).await?;
+    Ok((app, switch))
 }
 
-async fn chat(app: &TestApp, client: &reqwest::Client, body: Value) -> Reply {
+async fn chat(app: &TestApp, client: &reqwest::Client, body: Value) -> support::Fallible<Reply> {
     app.post(client, "/api/chat", body).await
 }
 
@@ -68,7 +68,7 @@ async fn decide(
     conversation: &str,
     call: &str,
     approved: bool,
-) -> Reply {
+) -> support::Fallible<Reply> {
     app.post(
         client,
         "/api/approvals",
@@ -81,7 +81,7 @@ async fn get(
     app: &TestApp,
     client: &reqwest::Client,
     path: &str,
-) -> Result<(u16, Value), Box<dyn std::error::Error>> {
+) -> Result<(u16, Value), Box<dyn std::error::Error + Send + Sync>> {
     let response = client.get(app.url(path)).send().await?;
     let status = response.status().as_u16();
     Ok((status, response.json().await.unwrap_or(Value::Null)))
@@ -91,7 +91,7 @@ async fn post_empty(
     app: &TestApp,
     client: &reqwest::Client,
     path: &str,
-) -> Result<(u16, Value), Box<dyn std::error::Error>> {
+) -> Result<(u16, Value), Box<dyn std::error::Error + Send + Sync>> {
     let response = client.post(app.url(path)).send().await?;
     let status = response.status().as_u16();
     Ok((status, response.json().await.unwrap_or(Value::Null)))
@@ -105,8 +105,11 @@ fn assert_not_found(status: u16, body: &Value) {
 }
 
 /// A restaurant conversation of `client` paused on its createBooking confirmation.
-async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, String) {
-    let search = chat(app, client, json!({"text": SEARCH})).await;
+async fn pending_booking(
+    app: &TestApp,
+    client: &reqwest::Client,
+) -> support::Fallible<(String, String)> {
+    let search = chat(app, client, json!({"text": SEARCH})).await?;
     assert_eq!(search.status_of_run().as_deref(), Some("completed"));
     let conversation = search.conversation_id();
     let booking = chat(
@@ -114,23 +117,23 @@ async fn pending_booking(app: &TestApp, client: &reqwest::Client) -> (String, St
         client,
         json!({"conversationId": conversation, "text": BOOK}),
     )
-    .await;
+    .await?;
     assert_eq!(
         booking.status_of_run().as_deref(),
         Some("awaiting-approval"),
         "{:#?}",
         booking.events
     );
-    (conversation, booking.call_id("createBooking"))
+    Ok((conversation, booking.call_id("createBooking")))
 }
 
 /// A committed booking of `client`: its conversation, call and booking id.
 async fn confirmed_booking(
     app: &TestApp,
     client: &reqwest::Client,
-) -> Result<(String, String, String), Box<dyn std::error::Error>> {
-    let (conversation, call) = pending_booking(app, client).await;
-    let approved = decide(app, client, &conversation, &call, true).await;
+) -> Result<(String, String, String), Box<dyn std::error::Error + Send + Sync>> {
+    let (conversation, call) = pending_booking(app, client).await?;
+    let approved = decide(app, client, &conversation, &call, true).await?;
     let output = approved.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", approved.events);
     assert_eq!(output[0]["output"]["status"], "confirmed");
@@ -146,8 +149,8 @@ async fn confirmed_booking(
 async fn pending_purchase(
     app: &TestApp,
     client: &reqwest::Client,
-) -> Result<(String, String, String), Box<dyn std::error::Error>> {
-    let first = chat(app, client, json!({"text": SUGGEST, "assistant": "gifts"})).await;
+) -> Result<(String, String, String), Box<dyn std::error::Error + Send + Sync>> {
+    let first = chat(app, client, json!({"text": SUGGEST, "assistant": "gifts"})).await?;
     assert_eq!(first.status_of_run().as_deref(), Some("completed"));
     let conversation = first.conversation_id();
     let second = chat(
@@ -155,7 +158,7 @@ async fn pending_purchase(
         client,
         json!({"conversationId": conversation, "text": BUY}),
     )
-    .await;
+    .await?;
     assert_eq!(
         second.status_of_run().as_deref(),
         Some("awaiting-approval"),
@@ -185,20 +188,20 @@ struct Counts {
     messages: i64,
 }
 
-async fn counts(app: &TestApp) -> Counts {
-    Counts {
-        bookings: app.count("SELECT COUNT(*) FROM bookings").await,
+async fn counts(app: &TestApp) -> support::Fallible<Counts> {
+    Ok(Counts {
+        bookings: app.count("SELECT COUNT(*) FROM bookings").await?,
         confirmed: app
             .count("SELECT COUNT(*) FROM bookings WHERE status = 'confirmed'")
-            .await,
-        checkouts: app.count("SELECT COUNT(*) FROM checkouts").await,
+            .await?,
+        checkouts: app.count("SELECT COUNT(*) FROM checkouts").await?,
         open_drafts: app
             .count("SELECT COUNT(*) FROM checkout_drafts WHERE status = 'open'")
-            .await,
-        idempotency_keys: app.count("SELECT COUNT(*) FROM idempotency_keys").await,
-        pending_calls: app.count("SELECT COUNT(*) FROM pending_calls").await,
-        messages: app.count("SELECT COUNT(*) FROM messages").await,
-    }
+            .await?,
+        idempotency_keys: app.count("SELECT COUNT(*) FROM idempotency_keys").await?,
+        pending_calls: app.count("SELECT COUNT(*) FROM pending_calls").await?,
+        messages: app.count("SELECT COUNT(*) FROM messages").await?,
+    })
 }
 
 /// The stored state of call `call` in `conversation`, as its owner (`client`) sees it.
@@ -207,7 +210,7 @@ async fn part_state(
     client: &reqwest::Client,
     conversation: &str,
     call: &str,
-) -> Result<String, Box<dyn std::error::Error>> {
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
     let (status, body) = get(app, client, &format!("/api/conversations/{conversation}")).await?;
     assert_eq!(status, 200, "{body}");
     Ok(body["messages"]
@@ -222,16 +225,16 @@ async fn part_state(
 
 #[tokio::test]
 async fn another_owners_ids_answer_404_over_http_and_nothing_runs() -> TestResult {
-    let (app, switch) = switchable_app().await;
+    let (app, switch) = switchable_app().await?;
     let a = app.client.clone();
-    let b = support::new_client();
+    let b = support::new_client()?;
 
     // Owner A: a committed booking, a booking waiting for confirmation, and a purchase
     // waiting for confirmation.
     let (booked, booked_call, booking_id) = confirmed_booking(&app, &a).await?;
-    let (pending, pending_call) = pending_booking(&app, &a).await;
+    let (pending, pending_call) = pending_booking(&app, &a).await?;
     let (gifts, purchase_call, _draft) = pending_purchase(&app, &a).await?;
-    let before = counts(&app).await;
+    let before = counts(&app).await?;
     assert_eq!(before.bookings, 1);
     assert_eq!(before.pending_calls, 2);
     assert_eq!(before.checkouts, 0);
@@ -249,7 +252,7 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() -> TestResul
             &b,
             json!({"conversationId": conversation, "text": "Đồng ý, đặt đi"}),
         )
-        .await;
+        .await?;
         assert_not_found(reply.status, &reply.body);
     }
     // B cannot decide A's calls: pending ones, or the one already decided (which would
@@ -260,16 +263,16 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() -> TestResul
         (&booked, &booked_call),
     ] {
         for approved in [true, false] {
-            let reply = decide(&app, &b, conversation, call, approved).await;
+            let reply = decide(&app, &b, conversation, call, approved).await?;
             assert_not_found(reply.status, &reply.body);
         }
     }
     // Nor with A's call ids in a conversation of B's own.
-    let own = chat(&app, &b, json!({"text": "Xin chào"})).await;
+    let own = chat(&app, &b, json!({"text": "Xin chào"})).await?;
     assert_eq!(own.status, 200);
     let own = own.conversation_id();
     for call in [&pending_call, &purchase_call] {
-        let reply = decide(&app, &b, &own, call, true).await;
+        let reply = decide(&app, &b, &own, call, true).await?;
         assert_not_found(reply.status, &reply.body);
     }
     // B cannot stop A's conversations.
@@ -296,7 +299,7 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() -> TestResul
     }
 
     // Nothing ran, changed or was declined: only B's own "Xin chào" was written.
-    let after = counts(&app).await;
+    let after = counts(&app).await?;
     assert_eq!(
         after,
         Counts {
@@ -328,6 +331,7 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() -> TestResul
         post_empty(&app, &a, &format!("/api/chat/{booked}/stop")).await
     };
     let (reply, stopped) = tokio::join!(running, stops);
+    let reply = reply?;
     let (status, body) = stopped?;
     assert_eq!(status, 200);
     assert_eq!(
@@ -338,37 +342,37 @@ async fn another_owners_ids_answer_404_over_http_and_nothing_runs() -> TestResul
     switch.set(offline(Duration::ZERO));
 
     // The real owner can still decide: A's pending booking and purchase both go through.
-    let booked_now = decide(&app, &a, &pending, &pending_call, true).await;
+    let booked_now = decide(&app, &a, &pending, &pending_call, true).await?;
     assert_eq!(
         booked_now.of_type("tool-output-available").len(),
         1,
         "{:#?}",
         booked_now.events
     );
-    let bought = decide(&app, &a, &gifts, &purchase_call, true).await;
+    let bought = decide(&app, &a, &gifts, &purchase_call, true).await?;
     let output = bought.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", bought.events);
     assert!(output[0]["output"]["checkout_id"]
         .as_str()
         .ok_or("the checkout's id")?
         .starts_with("CHK-"));
-    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await, 2);
-    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
-    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await?, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 0);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_any_confirmation(
 ) -> TestResult {
-    let (app, switch) = switchable_app().await;
+    let (app, switch) = switchable_app().await?;
     let a = app.client.clone();
-    let b = support::new_client();
+    let b = support::new_client()?;
 
     // Owner A, through the real flows: a confirmed booking and an open checkout draft.
     let (_, _, booking_id) = confirmed_booking(&app, &a).await?;
     let (gifts, purchase_call, draft_id) = pending_purchase(&app, &a).await?;
-    let before = counts(&app).await;
+    let before = counts(&app).await?;
 
     // From here on the model is a fake that proposes A's ids in B's conversations (and, to
     // compare, an id nobody has).
@@ -392,15 +396,15 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
         ),
         chat_text("Tôi không tìm thấy đơn nháp đó."),
     ])
-    .await;
-    switch.set(openai_chat(&fake));
+    .await?;
+    switch.set(openai_chat(&fake)?);
 
     let reply = chat(
         &app,
         &b,
         json!({"text": format!("Huỷ đặt chỗ {booking_id}")}),
     )
-    .await;
+    .await?;
     assert_eq!(reply.status, 200);
     assert_eq!(
         reply.status_of_run().as_deref(),
@@ -447,7 +451,7 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
         &b,
         json!({"text": "Mua quà đó giúp tôi", "assistant": "gifts"}),
     )
-    .await;
+    .await?;
     assert_eq!(
         purchase.status_of_run().as_deref(),
         Some("completed"),
@@ -482,7 +486,7 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
         .fetch_one(&app.pool)
         .await?;
     assert_eq!(status, "confirmed");
-    let after = counts(&app).await;
+    let after = counts(&app).await?;
     assert_eq!(after.bookings, before.bookings);
     assert_eq!(after.confirmed, before.confirmed);
     assert_eq!(after.checkouts, 0);
@@ -492,10 +496,10 @@ async fn a_model_naming_another_owners_booking_or_draft_gets_not_found_before_an
 
     // And A can still buy with that draft.
     switch.set(offline(Duration::ZERO));
-    let bought = decide(&app, &a, &gifts, &purchase_call, true).await;
+    let bought = decide(&app, &a, &gifts, &purchase_call, true).await?;
     let output = bought.of_type("tool-output-available");
     assert_eq!(output.len(), 1, "{:#?}", bought.events);
     assert_eq!(output[0]["output"]["draft_id"], json!(draft_id));
-    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM checkouts").await?, 1);
     Ok(())
 }

@@ -8,9 +8,9 @@ use server::app;
 use support::{test_pool, test_state, TestResult};
 use tower::ServiceExt;
 
-async fn get_html(uri: &str) -> Result<(u16, String), Box<dyn std::error::Error>> {
-    let (pool, _db) = test_pool().await;
-    let state = test_state(pool).await;
+async fn get_html(uri: &str) -> Result<(u16, String), Box<dyn std::error::Error + Send + Sync>> {
+    let (pool, _db) = test_pool().await?;
+    let state = test_state(pool).await?;
     let response = app(state)
         .oneshot(Request::get(uri).body(Body::empty())?)
         .await?;

@@ -26,7 +26,7 @@ use support::{
 
 #[tokio::test]
 async fn the_backend_in_use_is_the_one_asked_for() -> TestResult {
-    let (pool, _db) = test_pool().await;
+    let (pool, _db) = test_pool().await?;
     let asked = if postgres_admin_url().is_some() {
         Backend::Postgres
     } else {
@@ -49,7 +49,7 @@ async fn the_backend_in_use_is_the_one_asked_for() -> TestResult {
 
 #[tokio::test]
 async fn migrations_run_once_however_many_servers_start() -> TestResult {
-    let (url, _db) = test_database_url().await;
+    let (url, _db) = test_database_url().await?;
     let pools: Vec<db::Pool> = if postgres_admin_url().is_some() {
         // Replicas start together; sqlx's advisory lock lets one migrate, the others wait.
         futures::future::try_join_all((0..3).map(|_| db::connect(&url))).await?
@@ -74,24 +74,24 @@ async fn migrations_run_once_however_many_servers_start() -> TestResult {
 }
 
 #[tokio::test]
-async fn two_replicas_sharing_a_database_never_oversell_a_slot() {
-    let (url, _db) = test_database_url().await;
-    let a = spawn_app_on(url.clone(), AgentConfig::default()).await;
-    let mut b = spawn_app_on(url, AgentConfig::default()).await;
+async fn two_replicas_sharing_a_database_never_oversell_a_slot() -> TestResult {
+    let (url, _db) = test_database_url().await?;
+    let a = spawn_app_on(url.clone(), AgentConfig::default()).await?;
+    let mut b = spawn_app_on(url, AgentConfig::default()).await?;
     // One person on both replicas: cookies are per host, not port, and both sign with the
     // key kept in the shared database.
     b.client = a.client.clone();
 
     let mut calls = Vec::new();
     for _ in 0..8 {
-        let search = a.chat(None, "Tìm nhà hàng chả cá ở Hà Nội").await;
+        let search = a.chat(None, "Tìm nhà hàng chả cá ở Hà Nội").await?;
         let conversation = search.conversation_id();
         let booking = a
             .chat(
                 Some(&conversation),
                 "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00",
             )
-            .await;
+            .await?;
         assert_eq!(
             booking.status_of_run().as_deref(),
             Some("awaiting-approval"),
@@ -111,7 +111,7 @@ async fn two_replicas_sharing_a_database_never_oversell_a_slot() {
         let replica = if i % 2 == 0 { &a } else { &b };
         replica.decide(conversation, call, true, Some(edited.clone()))
     });
-    let replies = futures::future::join_all(decisions).await;
+    let replies = futures::future::try_join_all(decisions).await?;
     let mut statuses: Vec<String> = replies
         .iter()
         .map(|reply| {
@@ -132,10 +132,11 @@ async fn two_replicas_sharing_a_database_never_oversell_a_slot() {
     );
     assert_eq!(
         a.count("SELECT CAST(COALESCE(SUM(party_size), 0) AS BIGINT) FROM bookings WHERE status = 'confirmed'")
-            .await,
+            .await?,
         40
     );
-    assert_eq!(a.count("SELECT COUNT(*) FROM bookings").await, 8);
+    assert_eq!(a.count("SELECT COUNT(*) FROM bookings").await?, 8);
+    Ok(())
 }
 
 fn slow_model(delay_ms: u64) -> SharedProvider {
@@ -146,11 +147,11 @@ fn slow_model(delay_ms: u64) -> SharedProvider {
 /// one `409 RUN_IN_PROGRESS` naming the run to follow, which stored nothing.
 #[tokio::test]
 async fn two_replicas_never_write_one_conversation_at_once() -> TestResult {
-    let (url, _db) = test_database_url().await;
-    let a = spawn_app_on_with_provider(url.clone(), slow_model(5)).await;
-    let mut b = spawn_app_on_with_provider(url, slow_model(5)).await;
+    let (url, _db) = test_database_url().await?;
+    let a = spawn_app_on_with_provider(url.clone(), slow_model(5)).await?;
+    let mut b = spawn_app_on_with_provider(url, slow_model(5)).await?;
     b.client = a.client.clone();
-    let first = a.chat(None, "Xin chào").await;
+    let first = a.chat(None, "Xin chào").await?;
     assert_eq!(first.status, 200);
     let conversation = first.conversation_id();
     let rounds = 3;
@@ -159,6 +160,7 @@ async fn two_replicas_never_write_one_conversation_at_once() -> TestResult {
             a.chat(Some(&conversation), "Thời tiết Hà Nội ngày mai thế nào?"),
             b.chat(Some(&conversation), "Thời tiết Đà Nẵng ngày mai thế nào?"),
         );
+        let (x, y) = (x?, y?);
         let mut statuses = [x.status, y.status];
         statuses.sort_unstable();
         assert_eq!(
@@ -202,7 +204,7 @@ async fn two_replicas_never_write_one_conversation_at_once() -> TestResult {
     );
     assert_eq!(
         a.count("SELECT COUNT(*) FROM runs WHERE status = 'running'")
-            .await,
+            .await?,
         0
     );
     Ok(())
@@ -212,7 +214,7 @@ async fn two_replicas_never_write_one_conversation_at_once() -> TestResult {
 async fn read_until(
     response: &mut reqwest::Response,
     needle: &str,
-) -> Result<String, Box<dyn std::error::Error>> {
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
     let mut seen = String::new();
     while !seen.contains(needle) {
         let chunk = tokio::time::timeout(Duration::from_secs(20), response.chunk())
@@ -225,7 +227,7 @@ async fn read_until(
 }
 
 /// The conversation id in a reply's `start` event.
-fn conversation_in(stream: &str) -> Result<String, Box<dyn std::error::Error>> {
+fn conversation_in(stream: &str) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
     stream
         .lines()
         .filter_map(|line| line.strip_prefix("data: "))
@@ -243,7 +245,7 @@ async fn conversation_on(
     client: &reqwest::Client,
     base: &str,
     id: &str,
-) -> Result<Value, Box<dyn std::error::Error>> {
+) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
     Ok(client
         .get(format!("{base}/api/conversations/{id}"))
         .send()
@@ -257,14 +259,14 @@ async fn conversation_on(
 /// the conversation takes a new message.
 #[tokio::test]
 async fn a_reply_whose_server_was_killed_is_closed_as_interrupted_by_another() -> TestResult {
-    let (url, _db) = test_database_url().await;
+    let (url, _db) = test_database_url().await?;
     let env = [
         ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "150"),
         ("DATBAN_HEARTBEAT_TIMEOUT_MS", "2000"),
     ];
-    let mut a = start_server(&url, &env).await;
-    let b = start_server(&url, &env).await;
-    let client = new_client();
+    let mut a = start_server(&url, &env).await?;
+    let b = start_server(&url, &env).await?;
+    let client = new_client()?;
     let mut response = client
         .post(format!("{}/api/chat", a.base))
         .json(&json!({"text": "Thời tiết Hà Nội ngày mai thế nào?"}))
@@ -329,13 +331,13 @@ async fn a_reply_whose_server_was_killed_is_closed_as_interrupted_by_another() -
 /// reply), its stream closes, the process exits, and the stored reply says so.
 #[tokio::test]
 async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() -> TestResult {
-    let (url, _db) = test_database_url().await;
+    let (url, _db) = test_database_url().await?;
     let env = [
         ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "150"),
         ("DATBAN_SHUTDOWN_GRACE_MS", "300"),
     ];
-    let mut a = start_server(&url, &env).await;
-    let client = new_client();
+    let mut a = start_server(&url, &env).await?;
+    let client = new_client()?;
     let mut response = client
         .post(format!("{}/api/chat", a.base))
         .json(&json!({"text": "Thời tiết Hà Nội ngày mai thế nào?"}))
@@ -343,7 +345,7 @@ async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() -> Tes
         .await?;
     let seen = read_until(&mut response, "text-delta").await?;
     let conversation = conversation_in(&seen)?;
-    a.terminate();
+    a.terminate()?;
     // Bounded well above what it takes (under a second alone): the machine may be busy
     // with other tests, and a hang is for ever.
     let rest = tokio::time::timeout(Duration::from_secs(60), response.text())
@@ -356,7 +358,7 @@ async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() -> Tes
         "the process did not exit"
     );
 
-    let b = start_server(&url, &[]).await;
+    let b = start_server(&url, &[]).await?;
     let after = conversation_on(&client, &b.base, &conversation).await?;
     let last = after["messages"]
         .as_array()
@@ -372,7 +374,7 @@ async fn a_shutdown_during_a_reply_ends_it_as_interrupted_never_hanging() -> Tes
 async fn last_stored(
     pool: &db::Pool,
     conversation: &str,
-) -> Result<(String, String), Box<dyn std::error::Error>> {
+) -> Result<(String, String), Box<dyn std::error::Error + Send + Sync>> {
     Ok(sqlx::query_as(
         "SELECT id, body FROM messages WHERE conversation_id = $1 ORDER BY seq DESC LIMIT 1",
     )
@@ -387,18 +389,18 @@ async fn last_stored(
 #[tokio::test]
 async fn a_booking_committed_before_its_reply_was_saved_shows_its_receipt_on_the_next_read(
 ) -> TestResult {
-    let app = spawn_app().await;
+    let app = spawn_app().await?;
     for stopped in [false, true] {
         let asked = app
             .chat(
                 None,
                 "Đặt bàn ở Chả Cá Thăng Long cho 4 người tối mai lúc 19:00",
             )
-            .await;
+            .await?;
         let conversation = asked.conversation_id();
         let call = asked.call_id("createBooking");
         let (message_id, before) = last_stored(&app.pool, &conversation).await?;
-        let decided = app.decide(&conversation, &call, true, None).await;
+        let decided = app.decide(&conversation, &call, true, None).await?;
         assert_eq!(decided.status, 200, "{:?}", decided.body);
         let receipt = decided.of_type("tool-output-available");
         assert_eq!(receipt.len(), 1, "{:#?}", decided.events);
@@ -460,20 +462,20 @@ async fn a_booking_committed_before_its_reply_was_saved_shows_its_receipt_on_the
 /// practice, each counts alone.
 #[tokio::test]
 async fn the_message_limit_is_counted_across_replicas_on_postgres() -> TestResult {
-    let (url, _db) = test_database_url().await;
+    let (url, _db) = test_database_url().await?;
     let limit = server::security::RateLimit {
         per_minute: std::num::NonZeroU32::new(6).ok_or("a rate of zero")?,
         burst: std::num::NonZeroU32::new(4).ok_or("a burst of zero")?,
     };
     let configure = |state: &mut server::AppState| state.security.rate_limit = Some(limit);
-    let a = spawn_replica_configured(url.clone(), configure).await;
-    let mut b = spawn_replica_configured(url, configure).await;
+    let a = spawn_replica_configured(url.clone(), configure).await?;
+    let mut b = spawn_replica_configured(url, configure).await?;
     b.client = a.client.clone();
     let mut accepted = 0;
     let mut refused = Vec::new();
     for i in 0..8 {
         let replica = if i % 2 == 0 { &a } else { &b };
-        let reply = replica.chat(None, "Xin chào").await;
+        let reply = replica.chat(None, "Xin chào").await?;
         match reply.status {
             200 => accepted += 1,
             429 => refused.push(reply.body),
@@ -699,7 +701,7 @@ async fn chaos_worker(
     conversations: usize,
 ) -> Result<Tally, String> {
     let mut dice = Dice(seed | 1);
-    let client = new_client();
+    let client = new_client().map_err(|e| e.to_string())?;
     let mut tally = Tally::default();
     const PLACES: [(&str, &str); 3] = [
         (
@@ -897,7 +899,7 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() -> Tes
             .as_nanos() as u64,
     );
     eprintln!("chaos: seed {seed}, {conversations} conversations");
-    let (url, _db) = test_database_url().await;
+    let (url, _db) = test_database_url().await?;
     let env = [
         ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "10"),
         ("DATBAN_HEARTBEAT_TIMEOUT_MS", "2000"),
@@ -906,7 +908,7 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() -> Tes
     let replicas = Replicas(Arc::new(std::sync::Mutex::new(vec![None, None, None])));
     let mut processes = Vec::new();
     for index in 0..3 {
-        let process = start_server(&url, &env).await;
+        let process = start_server(&url, &env).await?;
         replicas.set(index, Some(process.base.clone()));
         processes.push(process);
     }
@@ -932,7 +934,7 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() -> Tes
         processes[index].kill9();
         kills += 1;
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let process = start_server(&url, &env).await;
+        let process = start_server(&url, &env).await?;
         replicas.set(index, Some(process.base.clone()));
         processes[index] = process;
     }
@@ -1102,14 +1104,14 @@ async fn chaos_three_replicas_one_killed_every_few_seconds_lose_nothing() -> Tes
 /// one conversation gives one reply and one `409 RUN_IN_PROGRESS`, every time.
 #[tokio::test]
 async fn two_server_processes_never_write_one_conversation_at_once() -> TestResult {
-    let (url, _db) = test_database_url().await;
+    let (url, _db) = test_database_url().await?;
     let env = [("DATBAN_OFFLINE_TOKEN_DELAY_MS", "5")];
-    let a = start_server(&url, &env).await;
-    let b = start_server(&url, &env).await;
-    let client = new_client();
+    let a = start_server(&url, &env).await?;
+    let b = start_server(&url, &env).await?;
+    let client = new_client()?;
     let say = |base: &str, body: Value| {
         let request = client.post(format!("{base}/api/chat")).json(&body);
-        async move { Ok::<_, reqwest::Error>(support::read_reply(request.send().await?).await) }
+        async move { support::read_reply(request.send().await?).await }
     };
     let first = say(&a.base, json!({"text": "Xin chào"})).await?;
     let conversation = first.conversation_id();

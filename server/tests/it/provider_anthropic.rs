@@ -67,7 +67,7 @@ struct Turn {
     finish: Option<FinishReason>,
 }
 
-fn expected(lines: &[String]) -> Result<(Turn, usize), Box<dyn std::error::Error>> {
+fn expected(lines: &[String]) -> Result<(Turn, usize), Box<dyn std::error::Error + Send + Sync>> {
     let mut by_index: BTreeMap<u64, (String, String, String)> = BTreeMap::new();
     let mut turn = Turn::default();
     for line in lines {
@@ -133,7 +133,7 @@ fn expected(lines: &[String]) -> Result<(Turn, usize), Box<dyn std::error::Error
 /// call never started, a second start, events after Finish, any error).
 fn fold(
     events: &[Result<ModelEvent, ProviderError>],
-) -> Result<(Turn, usize), Box<dyn std::error::Error>> {
+) -> Result<(Turn, usize), Box<dyn std::error::Error + Send + Sync>> {
     let mut turn = Turn::default();
     let mut starts = 0;
     let mut ended = BTreeMap::new();
@@ -178,10 +178,10 @@ async fn replays_recorded_streams_over_a_socket() -> TestResult {
         "anthropic-json-tool.1.chunks.txt",
         "anthropic-tool-no-args.chunks.txt",
     ] {
-        let lines = fixture(name);
+        let lines = fixture(name)?;
         let (want, blocks) = expected(&lines)?;
         assert!(blocks >= 1, "{name} has tool blocks");
-        let fake = spawn(vec![stream(lines, None)]).await;
+        let fake = spawn(vec![stream(lines, None)]).await?;
         let events = collect(&adapter(&fake)?, simple_request()).await?;
         let (got, starts) = fold(&events)?;
         assert_eq!(got, want, "{name}");
@@ -195,7 +195,7 @@ async fn replays_recorded_streams_over_a_socket() -> TestResult {
 #[tokio::test]
 async fn recorded_streams_have_the_expected_content() -> TestResult {
     // Guards the independent computation above against a fixture that changed under it.
-    let (json_tool, _) = expected(&fixture("anthropic-json-tool.1.chunks.txt"))?;
+    let (json_tool, _) = expected(&fixture("anthropic-json-tool.1.chunks.txt")?)?;
     let (id, (name, args)) = json_tool
         .calls
         .iter()
@@ -207,7 +207,7 @@ async fn recorded_streams_have_the_expected_content() -> TestResult {
     assert_eq!(args["elements"][0]["temperature"], 58);
     assert_eq!(json_tool.finish, Some(FinishReason::ToolCalls));
 
-    let (no_args, _) = expected(&fixture("anthropic-tool-no-args.chunks.txt"))?;
+    let (no_args, _) = expected(&fixture("anthropic-tool-no-args.chunks.txt")?)?;
     assert_eq!(no_args.text, "I'll update the issue list for you.");
     let (name, args) = &no_args.calls["toolu_01QE1WLsSVp5hy5Q3GmGTmjP"];
     assert_eq!((name.as_str(), args.as_str()), ("updateIssueList", ""));
@@ -265,10 +265,10 @@ fn history_request() -> ModelRequest {
 #[tokio::test]
 async fn request_body_and_headers() -> TestResult {
     let fake = spawn(vec![stream(
-        fixture("anthropic-json-tool.1.chunks.txt"),
+        fixture("anthropic-json-tool.1.chunks.txt")?,
         None,
     )])
-    .await;
+    .await?;
     let provider = adapter(&fake)?;
     let request = history_request();
     let body = provider.request_body(&request);
@@ -333,10 +333,10 @@ async fn request_body_and_headers() -> TestResult {
 #[tokio::test]
 async fn assistant_turn_without_text_and_empty_tools() -> TestResult {
     let fake = spawn(vec![stream(
-        fixture("anthropic-json-tool.1.chunks.txt"),
+        fixture("anthropic-json-tool.1.chunks.txt")?,
         None,
     )])
-    .await;
+    .await?;
     let body = adapter(&fake)?.request_body(&ModelRequest {
         system: String::new(),
         messages: vec![
@@ -374,7 +374,7 @@ async fn assistant_turn_without_text_and_empty_tools() -> TestResult {
 
 #[tokio::test]
 async fn a_cut_stream_is_an_error() -> TestResult {
-    let lines = fixture("anthropic-json-tool.1.chunks.txt");
+    let lines = fixture("anthropic-json-tool.1.chunks.txt")?;
     // Cut right after the first non-empty argument piece, before the rest arrives.
     let parsed = lines
         .iter()
@@ -384,7 +384,7 @@ async fn a_cut_stream_is_an_error() -> TestResult {
         .iter()
         .position(|v| v["delta"]["type"] == "input_json_delta" && v["delta"]["partial_json"] != "")
         .ok_or("the fixture has a non-empty argument piece")?;
-    let fake = spawn(vec![stream(lines, Some(first_piece + 1))]).await;
+    let fake = spawn(vec![stream(lines, Some(first_piece + 1))]).await?;
     let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert!(
         events
@@ -402,9 +402,9 @@ async fn a_cut_stream_is_an_error() -> TestResult {
     assert!(last.message.contains("before the turn finished"), "{last}");
 
     // Cut right before message_stop: everything arrived but the end. Still an error.
-    let lines = fixture("anthropic-json-tool.1.chunks.txt");
+    let lines = fixture("anthropic-json-tool.1.chunks.txt")?;
     let n = lines.len();
-    let fake = spawn(vec![stream(lines, Some(n - 1))]).await;
+    let fake = spawn(vec![stream(lines, Some(n - 1))]).await?;
     let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert!(!events
         .iter()
@@ -415,7 +415,7 @@ async fn a_cut_stream_is_an_error() -> TestResult {
 
 #[tokio::test]
 async fn an_error_event_is_an_error() -> TestResult {
-    let lines = fixture("anthropic-json-tool.1.chunks.txt");
+    let lines = fixture("anthropic-json-tool.1.chunks.txt")?;
     let events = vec![
         lines[0].clone(),
         lines[1].clone(),
@@ -423,7 +423,7 @@ async fn an_error_event_is_an_error() -> TestResult {
         // Nothing after an error is read.
         lines[lines.len() - 1].clone(),
     ];
-    let fake = spawn(vec![stream(events, None)]).await;
+    let fake = spawn(vec![stream(events, None)]).await?;
     let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert!(!events
         .iter()
@@ -448,9 +448,9 @@ async fn http_errors_are_retried_then_reported_without_the_key() -> TestResult {
                 .into(),
             retry_after: None,
         },
-        stream(fixture("anthropic-tool-no-args.chunks.txt"), None),
+        stream(fixture("anthropic-tool-no-args.chunks.txt")?, None),
     ])
-    .await;
+    .await?;
     let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert!(matches!(
         events.last(),
@@ -465,7 +465,7 @@ async fn http_errors_are_retried_then_reported_without_the_key() -> TestResult {
             .into(),
         retry_after: None,
     }])
-    .await;
+    .await?;
     let events = collect(&adapter(&fake)?, simple_request()).await?;
     assert_eq!(events.len(), 1);
     let error = events[0].as_ref().err().ok_or("a 401 is an error")?;
@@ -480,17 +480,19 @@ fn sse(
     lines: &[&str],
 ) -> Result<
     impl futures::Stream<Item = Result<SseEvent, ProviderError>> + Send + 'static,
-    Box<dyn std::error::Error>,
+    Box<dyn std::error::Error + Send + Sync>,
 > {
     let events = lines
         .iter()
-        .map(|l| -> Result<SseEvent, Box<dyn std::error::Error>> {
-            let v: Value = serde_json::from_str(l)?;
-            Ok(SseEvent {
-                event: v["type"].as_str().ok_or("an event has a type")?.to_owned(),
-                data: (*l).to_owned(),
-            })
-        })
+        .map(
+            |l| -> Result<SseEvent, Box<dyn std::error::Error + Send + Sync>> {
+                let v: Value = serde_json::from_str(l)?;
+                Ok(SseEvent {
+                    event: v["type"].as_str().ok_or("an event has a type")?.to_owned(),
+                    data: (*l).to_owned(),
+                })
+            },
+        )
         .collect::<Result<Vec<_>, _>>()?;
     Ok(futures::stream::iter(events.into_iter().map(Ok)))
 }
@@ -540,7 +542,7 @@ async fn decode_handles_whole_input_thinking_and_end_turn() -> TestResult {
         events
             .into_iter()
             .collect::<Result<Vec<_>, _>>()
-            .map_err(Box::<dyn std::error::Error>::from)
+            .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
     };
     assert_eq!(
         reason("max_tokens").await?,

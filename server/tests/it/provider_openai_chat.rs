@@ -128,7 +128,7 @@ struct Recorded {
     finish: Option<String>,
 }
 
-fn recorded(lines: &[String]) -> Result<Recorded, Box<dyn std::error::Error>> {
+fn recorded(lines: &[String]) -> Result<Recorded, Box<dyn std::error::Error + Send + Sync>> {
     let mut out = Recorded::default();
     for line in lines {
         let chunk: Value = serde_json::from_str(line)?;
@@ -227,14 +227,14 @@ fn mapped(reason: &str) -> FinishReason {
 // 1. Replays of recorded streams over a socket.
 
 async fn replay(name: &str) -> TestResult {
-    let lines = fixture(name);
+    let lines = fixture(name)?;
     let expected = recorded(&lines)?;
     let fake = spawn(vec![Script::Stream {
         events: lines.clone(),
         wire: Wire::ChatCompletions,
         cut_after: None,
     }])
-    .await;
+    .await?;
     let provider = adapter(&fake, Some(KEY))?;
     let events = ok_events(collect(&provider, simple_request()).await)?;
     let got = fold(&events);
@@ -286,7 +286,7 @@ async fn replay(name: &str) -> TestResult {
 
 #[tokio::test]
 async fn replays_deepseek_reasoning_then_incremental_call() -> TestResult {
-    let expected = recorded(&fixture(CHAT_FIXTURES[0]))?;
+    let expected = recorded(&fixture(CHAT_FIXTURES[0])?)?;
     assert!(!expected.reasoning.is_empty(), "deepseek reasons first");
     replay(CHAT_FIXTURES[0]).await
 }
@@ -303,7 +303,7 @@ async fn replays_mistral_with_empty_name_on_later_chunk() -> TestResult {
 
 #[tokio::test]
 async fn replays_xai_long_reasoning_and_usage_only_chunk() -> TestResult {
-    let lines = fixture(CHAT_FIXTURES[3]);
+    let lines = fixture(CHAT_FIXTURES[3])?;
     assert!(
         lines.iter().any(|l| l.contains(r#""choices":[]"#)),
         "the xai fixture ends with a usage-only chunk"
@@ -384,11 +384,11 @@ fn request_body_carries_calls_and_tool_results() -> TestResult {
 #[tokio::test]
 async fn the_body_sent_over_the_socket_is_request_body_with_the_bearer_key() -> TestResult {
     let fake = spawn(vec![Script::Stream {
-        events: fixture(CHAT_FIXTURES[1]),
+        events: fixture(CHAT_FIXTURES[1])?,
         wire: Wire::ChatCompletions,
         cut_after: None,
     }])
-    .await;
+    .await?;
     let provider = adapter(&fake, Some(KEY))?;
     let request = history_request();
     let expected = provider.request_body(&request);
@@ -414,11 +414,11 @@ async fn the_body_sent_over_the_socket_is_request_body_with_the_bearer_key() -> 
 #[tokio::test]
 async fn without_a_key_there_is_no_authorization_header() -> TestResult {
     let fake = spawn(vec![Script::Stream {
-        events: fixture(CHAT_FIXTURES[1]),
+        events: fixture(CHAT_FIXTURES[1])?,
         wire: Wire::ChatCompletions,
         cut_after: None,
     }])
-    .await;
+    .await?;
     for key in [None, Some("")] {
         let provider = adapter(&fake, key)?;
         ok_events(collect(&provider, simple_request()).await)?;
@@ -443,12 +443,12 @@ async fn a_500_is_retried_before_anything_streamed() -> TestResult {
             retry_after: None,
         },
         Script::Stream {
-            events: fixture(CHAT_FIXTURES[1]),
+            events: fixture(CHAT_FIXTURES[1])?,
             wire: Wire::ChatCompletions,
             cut_after: None,
         },
     ])
-    .await;
+    .await?;
     let provider = adapter(&fake, Some(KEY))?;
     let events = ok_events(collect(&provider, simple_request()).await)?;
     assert_eq!(fake.requests().len(), 2);
@@ -465,7 +465,7 @@ async fn a_401_is_one_error_that_never_shows_the_key() -> TestResult {
         body: format!(r#"{{"error":{{"message":"Incorrect API key provided: {secret}"}}}}"#),
         retry_after: None,
     }])
-    .await;
+    .await?;
     let provider = adapter(&fake, Some(secret))?;
     let items = collect(&provider, simple_request()).await;
     assert_eq!(items.len(), 1, "{items:?}");
@@ -487,7 +487,7 @@ async fn an_error_object_in_the_stream_is_an_error_with_its_message() -> TestRes
         wire: Wire::ChatCompletions,
         cut_after: None,
     }])
-    .await;
+    .await?;
     let provider = adapter(&fake, None)?;
     let items = collect(&provider, simple_request()).await;
     assert_eq!(items[0], Ok(ModelEvent::TextDelta("Hi".into())));
@@ -507,7 +507,7 @@ async fn an_error_object_in_the_stream_is_an_error_with_its_message() -> TestRes
 
 #[tokio::test]
 async fn a_cut_stream_is_an_error_not_a_finish() -> TestResult {
-    let lines = fixture(CHAT_FIXTURES[0]);
+    let lines = fixture(CHAT_FIXTURES[0])?;
     // In the middle of the call's arguments.
     let cut = lines
         .iter()
@@ -519,7 +519,7 @@ async fn a_cut_stream_is_an_error_not_a_finish() -> TestResult {
         wire: Wire::ChatCompletions,
         cut_after: Some(cut),
     }])
-    .await;
+    .await?;
     let provider = adapter(&fake, None)?;
     let items = collect(&provider, simple_request()).await;
     let last = items
@@ -786,9 +786,9 @@ async fn server_answers_an_unknown_tool_with_the_list_of_tools() -> TestResult {
         wire: Wire::ChatCompletions,
         cut_after: None,
     };
-    let fake = spawn(vec![rocket, text_answer("I cannot launch rockets.")]).await;
-    let app = support::spawn_app_with_provider(provider_for(&fake)?).await;
-    let reply = app.chat(None, "Launch a rocket").await;
+    let fake = spawn(vec![rocket, text_answer("I cannot launch rockets.")]).await?;
+    let app = support::spawn_app_with_provider(provider_for(&fake)?).await?;
+    let reply = app.chat(None, "Launch a rocket").await?;
     assert_ends_well_formed(&reply);
     let errors = reply.of_type("tool-input-error");
     assert_eq!(errors.len(), 1, "{:#?}", reply.events);
@@ -840,22 +840,22 @@ async fn server_retries_a_500_then_streams_the_recorded_groq_call() -> TestResul
             retry_after: None,
         },
         Script::Stream {
-            events: fixture(CHAT_FIXTURES[1]),
+            events: fixture(CHAT_FIXTURES[1])?,
             wire: Wire::ChatCompletions,
             cut_after: None,
         },
     ])
-    .await;
+    .await?;
     // One failed call ends the run, so the model is asked exactly once (plus the retry).
     let config = AgentConfig {
         max_tool_errors: 1,
         ..AgentConfig::default()
     };
-    let app = support::spawn_app_with_provider_and(provider_for(&fake)?, config).await;
-    let reply = app.chat(None, "Weather?").await;
+    let app = support::spawn_app_with_provider_and(provider_for(&fake)?, config).await?;
+    let reply = app.chat(None, "Weather?").await?;
     assert_ends_well_formed(&reply);
     assert_eq!(fake.requests().len(), 2);
-    let expected = recorded(&fixture(CHAT_FIXTURES[1]))?;
+    let expected = recorded(&fixture(CHAT_FIXTURES[1])?)?;
     let (id, name, args) = expected
         .calls
         .get(&0)
@@ -890,9 +890,9 @@ async fn cut_run(events: Vec<String>, cut: usize, tool: &str) -> TestResult {
         wire: Wire::ChatCompletions,
         cut_after: Some(cut),
     }])
-    .await;
-    let app = support::spawn_app_with_provider(provider_for(&fake)?).await;
-    let reply = app.chat(None, "Thời tiết Hà Nội?").await;
+    .await?;
+    let app = support::spawn_app_with_provider(provider_for(&fake)?).await?;
+    let reply = app.chat(None, "Thời tiết Hà Nội?").await?;
     assert_ends_well_formed(&reply);
     assert_eq!(
         reply.status_of_run().as_deref(),
@@ -929,7 +929,7 @@ async fn server_never_runs_a_call_whose_stream_was_cut_mid_arguments() -> TestRe
 
 #[tokio::test]
 async fn server_never_runs_the_recorded_mistral_call_when_cut_before_finish() -> TestResult {
-    let events = fixture(CHAT_FIXTURES[2]);
+    let events = fixture(CHAT_FIXTURES[2])?;
     // Complete arguments, but neither finish_reason nor [DONE]: still not run.
     let cut = events.len() - 1;
     cut_run(events, cut, "webSearchTool").await
@@ -942,7 +942,7 @@ async fn a_local_server_without_a_model_name_uses_its_first_model() -> TestResul
         body: r#"{"object":"list","data":[{"id":"qwen2.5:7b","object":"model"},{"id":"llama3.2","object":"model"}]}"#.to_owned(),
         retry_after: None,
     }])
-    .await;
+    .await?;
     let adapter = OpenAiChat::new(fake.base_url("/v1"), None, "", settings())?;
     assert_eq!(adapter.discover_model().await?, "qwen2.5:7b");
     assert_eq!(fake.requests()[0].path, "/v1/models");
@@ -952,7 +952,7 @@ async fn a_local_server_without_a_model_name_uses_its_first_model() -> TestResul
         body: "{}".to_owned(),
         retry_after: None,
     }])
-    .await;
+    .await?;
     let adapter = OpenAiChat::new(missing.base_url("/v1"), None, "", settings())?;
     let error = adapter
         .discover_model()

@@ -98,7 +98,7 @@ struct Expected {
     finish: Option<FinishReason>,
 }
 
-fn expected(lines: &[String]) -> Result<Expected, Box<dyn std::error::Error>> {
+fn expected(lines: &[String]) -> Result<Expected, Box<dyn std::error::Error + Send + Sync>> {
     let mut out = Expected::default();
     let mut by_item: BTreeMap<String, String> = BTreeMap::new();
     for line in lines {
@@ -153,7 +153,7 @@ fn expected(lines: &[String]) -> Result<Expected, Box<dyn std::error::Error>> {
 
 #[tokio::test]
 async fn replays_the_recorded_stream() -> TestResult {
-    let lines = fixture(FIXTURE);
+    let lines = fixture(FIXTURE)?;
     let want = expected(&lines)?;
     assert!(!want.calls.is_empty(), "the fixture has a function call");
     assert!(want.finish.is_some(), "the fixture ends the turn");
@@ -163,7 +163,7 @@ async fn replays_the_recorded_stream() -> TestResult {
         wire: Wire::NamedEvents,
         cut_after: None,
     }])
-    .await;
+    .await?;
     let model = provider(fake.base_url("/v1"))?;
     let items = collect(model.stream_turn(request())).await?;
     let events: Vec<ModelEvent> = items
@@ -248,11 +248,11 @@ async fn replays_the_recorded_stream() -> TestResult {
 #[tokio::test]
 async fn sends_the_request_body_and_key() -> TestResult {
     let fake = spawn(vec![Script::Stream {
-        events: fixture(FIXTURE),
+        events: fixture(FIXTURE)?,
         wire: Wire::NamedEvents,
         cut_after: None,
     }])
-    .await;
+    .await?;
     let model = provider(fake.base_url("/v1"))?;
     let body = model.request_body(&request());
 
@@ -301,11 +301,11 @@ async fn sends_the_request_body_and_key() -> TestResult {
 #[tokio::test]
 async fn no_key_sends_no_authorization() -> TestResult {
     let fake = spawn(vec![Script::Stream {
-        events: fixture(FIXTURE),
+        events: fixture(FIXTURE)?,
         wire: Wire::NamedEvents,
         cut_after: None,
     }])
-    .await;
+    .await?;
     let model = OpenAiResponses::new(fake.base_url("/v1/"), None, "m", settings())?;
     let items = collect(model.stream_turn(request())).await?;
     assert!(items.iter().all(Result::is_ok));
@@ -317,7 +317,7 @@ async fn no_key_sends_no_authorization() -> TestResult {
 
 #[tokio::test]
 async fn a_cut_stream_is_an_error_without_finish() -> TestResult {
-    let lines = fixture(FIXTURE);
+    let lines = fixture(FIXTURE)?;
     let deltas: Vec<usize> = lines
         .iter()
         .enumerate()
@@ -331,7 +331,7 @@ async fn a_cut_stream_is_an_error_without_finish() -> TestResult {
         wire: Wire::NamedEvents,
         cut_after: Some(cut),
     }])
-    .await;
+    .await?;
     let items = collect(provider(fake.base_url("/v1"))?.stream_turn(request())).await?;
     let (last, rest) = items.split_last().ok_or("the stream yields something")?;
     let error = last.as_ref().err().ok_or("the stream ends with an error")?;
@@ -379,7 +379,7 @@ async fn a_failed_response_is_an_error() -> TestResult {
         wire: Wire::NamedEvents,
         cut_after: None,
     }])
-    .await;
+    .await?;
     let items = collect(provider(fake.base_url("/v1"))?.stream_turn(request())).await?;
     assert_eq!(items[0], Ok(ModelEvent::TextDelta("Đang".into())));
     let (last, rest) = items.split_last().ok_or("the stream yields something")?;
@@ -405,7 +405,7 @@ async fn an_error_event_is_an_error() -> TestResult {
         wire: Wire::NamedEvents,
         cut_after: None,
     }])
-    .await;
+    .await?;
     let items = collect(provider(fake.base_url("/v1"))?.stream_turn(request())).await?;
     assert_eq!(items.len(), 1);
     let error = items[0].as_ref().err().ok_or("the only item is an error")?;
@@ -422,7 +422,7 @@ async fn an_error_status_keeps_the_key_out_of_the_message() -> TestResult {
                 .into(),
         retry_after: None,
     }])
-    .await;
+    .await?;
     let items = collect(provider(fake.base_url("/v1"))?.stream_turn(request())).await?;
     assert_eq!(items.len(), 1);
     let error = items[0].as_ref().err().ok_or("the only item is an error")?;

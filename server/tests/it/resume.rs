@@ -37,7 +37,7 @@ const RUN_ID_HEADER: &str = "x-datban-run-id";
 
 /// A server whose offline model pauses 20 ms before each streamed piece, so a reply is
 /// still being written while the test acts.
-async fn slow_app() -> TestApp {
+async fn slow_app() -> support::Fallible<TestApp> {
     let slow = OfflineModel::new(Duration::from_millis(20)).with_now(support::local_now());
     support::spawn_app_with_provider(Arc::new(slow)).await
 }
@@ -64,7 +64,7 @@ impl SseReader {
     }
 
     /// The next event; `None` at `[DONE]` or when the body ends.
-    async fn next(&mut self) -> Result<Option<Value>, Box<dyn Error>> {
+    async fn next(&mut self) -> Result<Option<Value>, Box<dyn Error + Send + Sync>> {
         loop {
             if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
                 let block: Vec<u8> = self.buffer.drain(..end + 2).collect();
@@ -87,7 +87,7 @@ impl SseReader {
         }
     }
 
-    async fn take(&mut self, n: usize) -> Result<Vec<Value>, Box<dyn Error>> {
+    async fn take(&mut self, n: usize) -> Result<Vec<Value>, Box<dyn Error + Send + Sync>> {
         let mut events = Vec::new();
         while events.len() < n {
             events.push(self.next().await?.ok_or("the stream ended early")?);
@@ -96,7 +96,7 @@ impl SseReader {
     }
 
     /// Every event left, and whether `[DONE]` ended them.
-    async fn rest(mut self) -> Result<(Vec<Value>, bool), Box<dyn Error>> {
+    async fn rest(mut self) -> Result<(Vec<Value>, bool), Box<dyn Error + Send + Sync>> {
         let mut events = Vec::new();
         while let Some(event) = self.next().await? {
             events.push(event);
@@ -127,9 +127,9 @@ async fn open_chat(
     Ok(SseReader::new(response))
 }
 
-async fn get_stream(client: &reqwest::Client, base: &str, path: &str) -> reqwest::Result<Reply> {
+async fn get_stream(client: &reqwest::Client, base: &str, path: &str) -> support::Fallible<Reply> {
     let response = client.get(format!("{base}{path}")).send().await?;
-    Ok(read_reply(response).await)
+    read_reply(response).await
 }
 
 fn conversation_of(start: &Value) -> Result<String, &'static str> {
@@ -172,15 +172,15 @@ fn fold(mut message: Message, events: &[Value]) -> serde_json::Result<Message> {
     Ok(message)
 }
 
-async fn stored_conversation(app: &TestApp, conversation: &str) -> Value {
+async fn stored_conversation(app: &TestApp, conversation: &str) -> support::Fallible<Value> {
     let (status, body) = app
         .get_json(&format!("/api/conversations/{conversation}"))
-        .await;
+        .await?;
     assert_eq!(status, 200, "{body}");
-    body
+    Ok(body)
 }
 
-fn last_message(conversation: &Value) -> Result<Message, Box<dyn Error>> {
+fn last_message(conversation: &Value) -> Result<Message, Box<dyn Error + Send + Sync>> {
     let messages = conversation["messages"]
         .as_array()
         .ok_or("the conversation has no messages")?;
@@ -191,7 +191,10 @@ fn last_message(conversation: &Value) -> Result<Message, Box<dyn Error>> {
 }
 
 /// The run's events as stored, checked to be numbered 1, 2, … without gaps.
-async fn stored_events(app: &TestApp, run_id: &str) -> Result<Vec<Value>, Box<dyn Error>> {
+async fn stored_events(
+    app: &TestApp,
+    run_id: &str,
+) -> Result<Vec<Value>, Box<dyn Error + Send + Sync>> {
     // Stored in batches, one row each, with the batch's events one per line.
     let batches: Vec<(i64, i64, String)> = sqlx::query_as(
         "SELECT first_seq, last_seq, events FROM run_event_batches WHERE run_id = $1 \
@@ -225,7 +228,7 @@ async fn stored_events(app: &TestApp, run_id: &str) -> Result<Vec<Value>, Box<dy
 
 #[tokio::test]
 async fn a_reply_goes_on_when_the_browser_leaves_and_is_picked_up_whole() -> TestResult {
-    let app = slow_app().await;
+    let app = slow_app().await?;
     let base = app.url("");
     let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await?;
     let run_id = first.run_id();
@@ -257,7 +260,7 @@ async fn a_reply_goes_on_when_the_browser_leaves_and_is_picked_up_whole() -> Tes
         .as_str()
         .ok_or("the start event has no messageId")?;
     let folded = fold(Message::assistant(message_id), &reply.events)?;
-    let stored = stored_conversation(&app, &conversation).await;
+    let stored = stored_conversation(&app, &conversation).await?;
     assert_eq!(last_message(&stored)?, folded);
     assert!(stored.get("running").is_none(), "{stored}");
     Ok(())
@@ -266,7 +269,7 @@ async fn a_reply_goes_on_when_the_browser_leaves_and_is_picked_up_whole() -> Tes
 #[tokio::test]
 async fn the_stored_copy_and_the_rest_of_the_run_make_the_whole_reply() -> TestResult {
     // What a browser does after a reload: show the stored copy, then ask for the rest.
-    let app = slow_app().await;
+    let app = slow_app().await?;
     let base = app.url("");
     let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await?;
     let run_id = first.run_id();
@@ -274,7 +277,7 @@ async fn the_stored_copy_and_the_rest_of_the_run_make_the_whole_reply() -> TestR
     drop(first);
     // Wait until the stored copy holds part of the reply (saved after the tool calls).
     let (stored, running) = loop {
-        let body = stored_conversation(&app, &conversation).await;
+        let body = stored_conversation(&app, &conversation).await?;
         let running = body["running"].clone();
         assert!(
             !running.is_null(),
@@ -306,14 +309,14 @@ async fn the_stored_copy_and_the_rest_of_the_run_make_the_whole_reply() -> TestR
     assert_eq!(status_of(&rest.events).as_deref(), Some("completed"));
     let whole = stored_events(&app, &run_id).await?;
     assert_eq!(rest.events, whole[after as usize..]);
-    let final_copy = last_message(&stored_conversation(&app, &conversation).await)?;
+    let final_copy = last_message(&stored_conversation(&app, &conversation).await?)?;
     assert_eq!(fold(stored, &rest.events)?, final_copy);
     Ok(())
 }
 
 #[tokio::test]
 async fn after_n_replays_only_the_rest() -> TestResult {
-    let app = slow_app().await;
+    let app = slow_app().await?;
     let base = app.url("");
     let mut first = open_chat(&app.client, &base, json!({"text": TWO_CITIES})).await?;
     let conversation = conversation_of(&first.take(1).await?[0])?;
@@ -338,20 +341,20 @@ async fn after_n_replays_only_the_rest() -> TestResult {
 
 #[tokio::test]
 async fn no_run_answers_204_and_another_owners_conversation_404() -> TestResult {
-    let app = slow_app().await;
+    let app = slow_app().await?;
     let base = app.url("");
-    let done = app.chat(None, "Xin chào").await;
+    let done = app.chat(None, "Xin chào").await?;
     let conversation = done.conversation_id();
     let path = format!("/api/chat/{conversation}/stream");
     let response = app.client.get(app.url(&path)).send().await?;
     assert_eq!(response.status().as_u16(), 204);
     assert!(response.text().await?.is_empty());
     assert!(stored_conversation(&app, &conversation)
-        .await
+        .await?
         .get("running")
         .is_none());
 
-    let stranger = support::new_client();
+    let stranger = support::new_client()?;
     for path in [path.clone(), "/api/chat/conv_nope/stream".to_owned()] {
         let response = stranger.get(app.url(&path)).send().await?;
         assert_eq!(response.status().as_u16(), 404, "{path}");
@@ -447,17 +450,16 @@ async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() -> TestResul
     let app = support::spawn_app_with_upstreams(Upstreams {
         weather: Some(service),
     })
-    .await;
+    .await?;
     let base = app.url("");
-    let conversation = app.chat(None, "Xin chào").await.conversation_id();
+    let conversation = app.chat(None, "Xin chào").await?.conversation_id();
     let reader = open_chat(
         &app.client,
         &base,
         json!({"conversationId": conversation, "text": "Thời tiết Hà Nội ngày mai thế nào?"}),
     )
     .await?;
-    // Spawned tasks need a `Send` output, which `Box<dyn Error>` is not.
-    let reading = tokio::spawn(async move { reader.rest().await.map_err(|e| e.to_string()) });
+    let reading = tokio::spawn(reader.rest());
     // The tool is running: the fake holds its request.
     tokio::time::timeout(Duration::from_secs(10), fake.requested.recv())
         .await
@@ -506,7 +508,7 @@ async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() -> TestResul
     // Nothing runs after the stop: no other request reaches the service.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(fake.requests.load(Ordering::SeqCst), 1);
-    let stored = stored_conversation(&app, &conversation).await;
+    let stored = stored_conversation(&app, &conversation).await?;
     let message = last_message(&stored)?;
     assert_eq!(
         message.status,
@@ -527,11 +529,11 @@ async fn stop_mid_tool_cancels_the_tool_and_nothing_happens_after() -> TestResul
 #[tokio::test]
 async fn another_process_replays_follows_and_stops_a_run() -> TestResult {
     // The in-process app only creates and migrates the database and reads rows.
-    let app = support::spawn_app().await;
-    let one = start_server(&app.db_url, &[("DATBAN_OFFLINE_TOKEN_DELAY_MS", "20")]).await;
-    let two = start_server(&app.db_url, &[]).await;
+    let app = support::spawn_app().await?;
+    let one = start_server(&app.db_url, &[("DATBAN_OFFLINE_TOKEN_DELAY_MS", "20")]).await?;
+    let two = start_server(&app.db_url, &[]).await?;
     // One cookie jar: the same person on both (they share the key stored in the database).
-    let client = support::new_client();
+    let client = support::new_client()?;
 
     let mut first = open_chat(&client, &one.base, json!({"text": TWO_CITIES})).await?;
     let run_id = first.run_id();
@@ -591,7 +593,7 @@ async fn another_process_replays_follows_and_stops_a_run() -> TestResult {
 
 #[tokio::test]
 async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() -> TestResult {
-    let app = support::spawn_app().await;
+    let app = support::spawn_app().await?;
     let server = start_server(
         &app.db_url,
         &[
@@ -599,13 +601,13 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() -> Test
             ("DATBAN_MAX_RUNS_PER_OWNER", "3"),
         ],
     )
-    .await;
+    .await?;
     let base = &server.base;
-    let person = support::new_client();
+    let person = support::new_client()?;
     // A confirmation waiting for this person (a purchase), decided later.
     let post = |body: Value| {
         let request = person.post(format!("{base}/api/chat")).json(&body);
-        async move { reqwest::Result::Ok(read_reply(request.send().await?).await) }
+        async move { read_reply(request.send().await?).await }
     };
     let suggested = post(json!({"text": SUGGEST, "assistant": "gifts"})).await?;
     let pending_conversation = suggested.conversation_id();
@@ -652,13 +654,13 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() -> Test
 
     // Someone else is served meanwhile.
     let other = read_reply(
-        support::new_client()
+        support::new_client()?
             .post(format!("{base}/api/chat"))
             .json(&json!({"text": "Xin chào"}))
             .send()
             .await?,
     )
-    .await;
+    .await?;
     assert_eq!(other.status, 200);
     assert_eq!(other.status_of_run().as_deref(), Some("completed"));
 
@@ -681,7 +683,7 @@ async fn a_fourth_run_of_one_person_is_refused_while_others_are_served() -> Test
             .send()
             .await?,
     )
-    .await;
+    .await?;
     assert_eq!(decided.status, 200, "{:?}", decided.body);
     assert_eq!(decided.of_type("tool-output-available").len(), 1);
     Ok(())

@@ -78,7 +78,7 @@ async fn a_weather_service_outage_reaches_the_model_as_a_retryable_error() -> Te
     let app = spawn_app_with_upstreams(Upstreams {
         weather: Some(service),
     })
-    .await;
+    .await?;
 
     let response = app
         .client

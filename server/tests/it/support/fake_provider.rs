@@ -11,11 +11,13 @@ use std::{
 use axum::{
     body::Body,
     extract::State,
-    http::{HeaderMap, StatusCode},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
     response::Response,
     Router,
 };
 use serde_json::Value;
+
+use super::Fallible;
 
 /// How a recorded stream is framed on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,21 +80,26 @@ impl FakeProvider {
 
     /// Every request so far.
     pub fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().unwrap().clone()
+        // A handler that panicked mid-push poisons the lock; what it recorded still counts.
+        self.requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
 /// The events of a recorded fixture file (one JSON text per line).
-pub fn fixture(name: &str) -> Vec<String> {
+pub fn fixture(name: &str) -> Fallible<Vec<String>> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/provider-streams")
         .join(name);
-    std::fs::read_to_string(&path)
-        .unwrap()
+    let text = std::fs::read_to_string(&path)
+        .map_err(|error| format!("fixture {}: {error}", path.display()))?;
+    Ok(text
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(str::to_owned)
-        .collect()
+        .collect())
 }
 
 fn frame(event: &str, wire: Wire) -> String {
@@ -114,13 +121,20 @@ async fn answer(
     headers: HeaderMap,
     body: String,
 ) -> Response {
-    shared.requests.lock().unwrap().push(Recorded {
-        path: uri.path().to_owned(),
-        headers,
-        body: serde_json::from_str(&body).unwrap_or(Value::Null),
-    });
+    shared
+        .requests
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(Recorded {
+            path: uri.path().to_owned(),
+            headers,
+            body: serde_json::from_str(&body).unwrap_or(Value::Null),
+        });
     let script = {
-        let mut scripts = shared.scripts.lock().unwrap();
+        let mut scripts = shared
+            .scripts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if scripts.len() > 1 {
             scripts.remove(0)
         } else {
@@ -133,13 +147,20 @@ async fn answer(
             body,
             retry_after,
         } => {
-            let mut response = Response::builder()
-                .status(StatusCode::from_u16(status).unwrap())
-                .header("content-type", "application/json");
+            let mut response = Response::new(Body::from(body));
+            // `spawn` refused scripts with a status that is not one.
+            *response.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
             if let Some(seconds) = retry_after {
-                response = response.header("retry-after", seconds.to_string());
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
             }
-            response.body(Body::from(body)).unwrap()
+            response
         }
         Script::Stream {
             events,
@@ -160,54 +181,61 @@ async fn answer(
                 .chunks(7)
                 .map(|c| Ok(c.to_vec()))
                 .collect();
-            Response::builder()
-                .status(200)
-                .header("content-type", "text/event-stream")
-                .body(Body::from_stream(futures::stream::iter(pieces)))
-                .unwrap()
+            let mut response = Response::new(Body::from_stream(futures::stream::iter(pieces)));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            response
         }
     }
 }
 
 /// Starts the fake; each request takes the next script, the last one repeats.
-pub async fn spawn(scripts: Vec<Script>) -> FakeProvider {
+pub async fn spawn(scripts: Vec<Script>) -> Fallible<FakeProvider> {
     assert!(!scripts.is_empty());
+    for script in &scripts {
+        if let Script::Status { status, .. } = script {
+            StatusCode::from_u16(*status)
+                .map_err(|error| format!("scripted status {status}: {error}"))?;
+        }
+    }
     let shared = Shared {
         scripts: Arc::new(Mutex::new(scripts)),
         requests: Arc::new(Mutex::new(Vec::new())),
     };
     let requests = shared.requests.clone();
     let app = Router::new().fallback(answer).with_state(shared);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
     let handle = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
+        // A panic here would only end this task, never the test: say why the fake stopped.
+        if let Err(error) = axum::serve(listener, app).await {
+            eprintln!("fake provider on {addr} stopped: {error}");
+        }
     });
-    FakeProvider {
+    Ok(FakeProvider {
         addr,
         requests,
         handle,
-    }
+    })
 }
 
 /// An OpenAI Chat Completions adapter pointed at the fake, without retries, so scripted
 /// answers are consumed one per model turn.
-pub fn openai_chat(fake: &FakeProvider) -> server::model::SharedProvider {
+pub fn openai_chat(fake: &FakeProvider) -> Fallible<server::model::SharedProvider> {
     let settings = server::model::http::HttpSettings {
         connect_timeout: std::time::Duration::from_secs(2),
         read_timeout: std::time::Duration::from_secs(5),
         max_retries: 0,
         backoff: std::time::Duration::from_millis(1),
     };
-    Arc::new(
-        server::model::openai_chat::OpenAiChat::new(
-            fake.base_url("/v1"),
-            Some("sk-test".to_owned()),
-            "gpt-test".to_owned(),
-            settings,
-        )
-        .unwrap(),
-    )
+    Ok(Arc::new(server::model::openai_chat::OpenAiChat::new(
+        fake.base_url("/v1"),
+        Some("sk-test".to_owned()),
+        "gpt-test".to_owned(),
+        settings,
+    )?))
 }
 
 /// One Chat Completions stream chunk with this delta.

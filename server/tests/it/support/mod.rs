@@ -6,7 +6,7 @@
 
 use std::{net::SocketAddr, sync::Arc};
 
-use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use leptos::prelude::LeptosOptions;
 use serde_json::{json, Value};
 use server::{
@@ -16,17 +16,41 @@ use server::{
     AppState,
 };
 
-/// What a test returns: a failed request or an unreadable answer ends it with its error,
-/// where an `unwrap()` would panic without saying which step it was.
-pub type TestResult = Result<(), Box<dyn std::error::Error>>;
+/// The error of a support step and of a test. `Send + Sync`, so that steps run in spawned
+/// tasks can hand theirs back, and one type, since `?` cannot turn a
+/// `Box<dyn Error + Send + Sync>` into a `Box<dyn Error>`.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// What a support step returns: a failed request or an unreadable answer ends the test with
+/// its error, where an `unwrap()` would panic without saying which step it was.
+pub type Fallible<T> = Result<T, Error>;
+
+/// What a test returns.
+pub type TestResult = Fallible<()>;
+
+/// 10:00 in Việt Nam on 29 November 2026. A constant, so a wrong date stops the build
+/// rather than a test.
+const NOW: DateTime<Utc> = match NaiveDate::from_ymd_opt(2026, 11, 29) {
+    Some(date) => match date.and_hms_opt(3, 0, 0) {
+        Some(time) => time.and_utc(),
+        None => panic!("03:00:00 is a time of day"),
+    },
+    None => panic!("29 November 2026 is a date"),
+};
+
+/// Việt Nam's time zone (UTC+7, no daylight saving).
+const VIETNAM: FixedOffset = match FixedOffset::east_opt(7 * 3600) {
+    Some(offset) => offset,
+    None => panic!("UTC+7 is an offset"),
+};
 
 /// 10:00 in Việt Nam on 29 November 2026.
 pub fn now() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 29, 3, 0, 0).unwrap()
+    NOW
 }
 
 pub fn local_now() -> DateTime<FixedOffset> {
-    now().with_timezone(&FixedOffset::east_opt(7 * 3600).unwrap())
+    now().with_timezone(&VIETNAM)
 }
 
 pub struct TestApp {
@@ -90,37 +114,36 @@ impl Reply {
 }
 
 /// A migrated pool on a fresh test database; keep the guard alive for the test.
-pub async fn test_pool() -> (db::Pool, TestDatabase) {
-    let (url, guard) = test_database_url().await;
-    (db::connect(&url).await.unwrap(), guard)
+pub async fn test_pool() -> Fallible<(db::Pool, TestDatabase)> {
+    let (url, guard) = test_database_url().await?;
+    Ok((db::connect(&url).await?, guard))
 }
 
 /// State for router tests without a socket (`oneshot`).
-pub async fn test_state(pool: db::Pool) -> AppState {
-    AppState::new(
+pub async fn test_state(pool: db::Pool) -> Fallible<AppState> {
+    Ok(AppState::new(
         LeptosOptions::builder().output_name("datban").build(),
         pool,
         Arc::new(OfflineModel::new(std::time::Duration::ZERO)),
         AgentConfig::default(),
         Arc::new(now),
     )
-    .await
-    .unwrap()
+    .await?)
 }
 
-pub async fn spawn_app() -> TestApp {
+pub async fn spawn_app() -> Fallible<TestApp> {
     spawn_app_with(AgentConfig::default()).await
 }
 
-pub async fn spawn_app_with(config: AgentConfig) -> TestApp {
-    let (url, guard) = test_database_url().await;
-    let mut app = spawn_app_on(url, config).await;
+pub async fn spawn_app_with(config: AgentConfig) -> Fallible<TestApp> {
+    let (url, guard) = test_database_url().await?;
+    let mut app = spawn_app_on(url, config).await?;
     app._db = Some(guard);
-    app
+    Ok(app)
 }
 
 /// A server over an existing database (to test restarts); the caller keeps its guard.
-pub async fn spawn_app_on(db_url: String, config: AgentConfig) -> TestApp {
+pub async fn spawn_app_on(db_url: String, config: AgentConfig) -> Fallible<TestApp> {
     let provider: SharedProvider =
         Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
     spawn_app_full(db_url, config, provider, |_| {}).await
@@ -128,20 +151,26 @@ pub async fn spawn_app_on(db_url: String, config: AgentConfig) -> TestApp {
 
 /// A server over an existing database whose model is `provider` (a replica of another
 /// test server, with a slow model, say); the caller keeps the database's guard.
-pub async fn spawn_app_on_with_provider(db_url: String, provider: SharedProvider) -> TestApp {
+pub async fn spawn_app_on_with_provider(
+    db_url: String,
+    provider: SharedProvider,
+) -> Fallible<TestApp> {
     spawn_app_full(db_url, AgentConfig::default(), provider, |_| {}).await
 }
 
 /// A server whose model is `provider`, with the given bounds.
-pub async fn spawn_app_with_provider_and(provider: SharedProvider, config: AgentConfig) -> TestApp {
-    let (url, guard) = test_database_url().await;
-    let mut app = spawn_app_full(url, config, provider, |_| {}).await;
+pub async fn spawn_app_with_provider_and(
+    provider: SharedProvider,
+    config: AgentConfig,
+) -> Fallible<TestApp> {
+    let (url, guard) = test_database_url().await?;
+    let mut app = spawn_app_full(url, config, provider, |_| {}).await?;
     app._db = Some(guard);
-    app
+    Ok(app)
 }
 
 /// A server whose model is `provider` (a slow offline model, an adapter pointed at a fake…).
-pub async fn spawn_app_with_provider(provider: SharedProvider) -> TestApp {
+pub async fn spawn_app_with_provider(provider: SharedProvider) -> Fallible<TestApp> {
     spawn_app_with_provider_and(provider, AgentConfig::default()).await
 }
 
@@ -151,8 +180,8 @@ async fn spawn_app_full(
     config: AgentConfig,
     provider: SharedProvider,
     configure: impl FnOnce(&mut AppState),
-) -> TestApp {
-    let pool = db::connect(&db_url).await.unwrap();
+) -> Fallible<TestApp> {
+    let pool = db::connect(&db_url).await?;
     let clock: Clock = Arc::new(now);
     let mut state = AppState::new(
         LeptosOptions::builder().output_name("datban").build(),
@@ -161,32 +190,35 @@ async fn spawn_app_full(
         config,
         clock,
     )
-    .await
-    .unwrap();
+    .await?;
     configure(&mut state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
     let server = tokio::spawn(async move {
         // The server's own accept loop (header deadline, per-address bound), as
         // `server::run` serves.
         let app = server::app(state).with_state(());
-        server::serve::serve(
+        // A panic here would only end this task, never the test: say why the server
+        // stopped, and let the test fail on the requests it no longer answers.
+        if let Err(error) = server::serve::serve(
             listener,
             app,
             server::serve::EdgeLimits::default(),
             std::future::pending(),
         )
         .await
-        .unwrap();
+        {
+            eprintln!("test server on {addr} stopped: {error}");
+        }
     });
-    TestApp {
+    Ok(TestApp {
         addr,
         db_url,
         pool,
-        client: new_client(),
+        client: new_client()?,
         server,
         _db: None,
-    }
+    })
 }
 
 /// A replica over an existing database (offline model) with `configure` applied to its
@@ -194,28 +226,25 @@ async fn spawn_app_full(
 pub async fn spawn_replica_configured(
     db_url: String,
     configure: impl FnOnce(&mut AppState),
-) -> TestApp {
+) -> Fallible<TestApp> {
     let provider: SharedProvider =
         Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
     spawn_app_full(db_url, AgentConfig::default(), provider, configure).await
 }
 
 /// Like [`spawn_app`] (offline model, fresh database) with `configure` applied to the state.
-async fn spawn_app_configured(configure: impl FnOnce(&mut AppState)) -> TestApp {
-    let (db_url, guard) = test_database_url().await;
+async fn spawn_app_configured(configure: impl FnOnce(&mut AppState)) -> Fallible<TestApp> {
+    let (db_url, guard) = test_database_url().await?;
     let provider: SharedProvider =
         Arc::new(OfflineModel::new(std::time::Duration::ZERO).with_now(local_now()));
-    let mut app = spawn_app_full(db_url, AgentConfig::default(), provider, configure).await;
+    let mut app = spawn_app_full(db_url, AgentConfig::default(), provider, configure).await?;
     app._db = Some(guard);
-    app
+    Ok(app)
 }
 
-pub fn new_client() -> reqwest::Client {
+pub fn new_client() -> Fallible<reqwest::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .cookie_store(true)
-        .build()
-        .unwrap()
+    Ok(reqwest::Client::builder().cookie_store(true).build()?)
 }
 
 impl TestApp {
@@ -223,17 +252,12 @@ impl TestApp {
         format!("http://{}{path}", self.addr)
     }
 
-    pub async fn post(&self, client: &reqwest::Client, path: &str, body: Value) -> Reply {
-        let response = client
-            .post(self.url(path))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+    pub async fn post(&self, client: &reqwest::Client, path: &str, body: Value) -> Fallible<Reply> {
+        let response = client.post(self.url(path)).json(&body).send().await?;
         read_reply(response).await
     }
 
-    pub async fn chat(&self, conversation: Option<&str>, text: &str) -> Reply {
+    pub async fn chat(&self, conversation: Option<&str>, text: &str) -> Fallible<Reply> {
         let body = match conversation {
             Some(id) => json!({"conversationId": id, "text": text}),
             None => json!({"text": text}),
@@ -247,7 +271,7 @@ impl TestApp {
         call_id: &str,
         approved: bool,
         edited: Option<Value>,
-    ) -> Reply {
+    ) -> Fallible<Reply> {
         let mut body =
             json!({"conversationId": conversation, "toolCallId": call_id, "approved": approved});
         if let Some(edited) = edited {
@@ -256,15 +280,15 @@ impl TestApp {
         self.post(&self.client, "/api/approvals", body).await
     }
 
-    pub async fn get_json(&self, path: &str) -> (u16, Value) {
-        let response = self.client.get(self.url(path)).send().await.unwrap();
+    pub async fn get_json(&self, path: &str) -> Fallible<(u16, Value)> {
+        let response = self.client.get(self.url(path)).send().await?;
         let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        Ok((status, response.json().await.unwrap_or(Value::Null)))
     }
 
-    pub async fn count(&self, sql: &'static str) -> i64 {
-        let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&self.pool).await.unwrap();
-        n
+    pub async fn count(&self, sql: &'static str) -> Fallible<i64> {
+        let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&self.pool).await?;
+        Ok(n)
     }
 }
 
@@ -274,12 +298,12 @@ pub const BOOK: &str = "Đặt bàn ở Chả Cá Thăng Long cho 4 người t�
 
 /// A restaurant conversation of `client` on the server at `base` (`http://host:port`),
 /// paused on its createBooking confirmation: (conversation id, call id).
-pub async fn pending_booking(client: &reqwest::Client, base: &str) -> (String, String) {
+pub async fn pending_booking(client: &reqwest::Client, base: &str) -> Fallible<(String, String)> {
     let post = |body: Value| {
         let request = client.post(format!("{base}/api/chat")).json(&body);
-        async move { read_reply(request.send().await.unwrap()).await }
+        async move { read_reply(request.send().await?).await }
     };
-    let search = post(json!({ "text": SEARCH })).await;
+    let search = post(json!({ "text": SEARCH })).await?;
     assert_eq!(
         search.status_of_run().as_deref(),
         Some("completed"),
@@ -287,7 +311,7 @@ pub async fn pending_booking(client: &reqwest::Client, base: &str) -> (String, S
         search.events
     );
     let conversation = search.conversation_id();
-    let booking = post(json!({ "conversationId": conversation, "text": BOOK })).await;
+    let booking = post(json!({ "conversationId": conversation, "text": BOOK })).await?;
     assert_eq!(
         booking.status_of_run().as_deref(),
         Some("awaiting-approval"),
@@ -297,10 +321,12 @@ pub async fn pending_booking(client: &reqwest::Client, base: &str) -> (String, S
     assert_eq!(booking.of_type("tool-approval-request").len(), 1);
     let call = booking.call_id("createBooking");
     assert!(!call.is_empty());
-    (conversation, call)
+    Ok((conversation, call))
 }
 
-pub async fn read_reply(response: reqwest::Response) -> Reply {
+/// The reply's status, headers and body: its events when it is a stream (a `data:` line
+/// that is not JSON is an error naming the line), else its JSON body (`Null` if none).
+pub async fn read_reply(response: reqwest::Response) -> Fallible<Reply> {
     let status = response.status().as_u16();
     let content_type = response
         .headers()
@@ -313,7 +339,7 @@ pub async fn read_reply(response: reqwest::Response) -> Reply {
         .get("x-vercel-ai-ui-message-stream")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let text = response.text().await.unwrap();
+    let text = response.text().await?;
     let mut events = Vec::new();
     let mut done = false;
     let mut body = Value::Null;
@@ -324,7 +350,9 @@ pub async fn read_reply(response: reqwest::Response) -> Reply {
                     if data == "[DONE]" {
                         done = true;
                     } else {
-                        events.push(serde_json::from_str(data).unwrap());
+                        let event = serde_json::from_str(data)
+                            .map_err(|error| format!("not a JSON event: {line:?}: {error}"))?;
+                        events.push(event);
                     }
                 }
             }
@@ -332,14 +360,14 @@ pub async fn read_reply(response: reqwest::Response) -> Reply {
     } else {
         body = serde_json::from_str(&text).unwrap_or(Value::Null);
     }
-    Reply {
+    Ok(Reply {
         status,
         events,
         done,
         body,
         content_type,
         stream_header,
-    }
+    })
 }
 pub mod fake_provider;
 pub mod oauth;
@@ -350,13 +378,15 @@ pub use test_db::{test_database_url, TestDatabase};
 
 /// Like [`spawn_app`], with the tools' outside services set to `upstreams` (fakes on
 /// local sockets), to test how their failures travel through the agent loop.
-pub async fn spawn_app_with_upstreams(upstreams: server::tools::Upstreams) -> TestApp {
+pub async fn spawn_app_with_upstreams(upstreams: server::tools::Upstreams) -> Fallible<TestApp> {
     spawn_app_configured(|state| state.agent.upstreams = upstreams).await
 }
 
 /// Like [`spawn_app`] (offline model, fresh database), with the edge's settings (rate
 /// limit, public origin) set: the other constructors leave the rate limit off, since tests
 /// send many requests per owner.
-pub async fn spawn_app_with_security(security: server::security::SecuritySettings) -> TestApp {
+pub async fn spawn_app_with_security(
+    security: server::security::SecuritySettings,
+) -> Fallible<TestApp> {
     spawn_app_configured(|state| state.security = security).await
 }

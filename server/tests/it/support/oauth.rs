@@ -3,7 +3,7 @@
 //! consent on the person's page, code exchange with PKCE).
 //!
 //! For MCP tests: `let tokens = support::oauth::access_token(&app, &app.client,
-//! "/mcp/restaurant", "bookings").await;` then send `Authorization: Bearer
+//! "/mcp/restaurant", "bookings").await?;` then send `Authorization: Bearer
 //! {tokens.access_token}`. The grant's owner is the owner of `browser`'s cookie, so what
 //! the MCP call books shows in `GET /api/bookings` of that same client.
 
@@ -14,7 +14,7 @@ use std::sync::{
 
 use serde_json::{json, Value};
 
-use super::TestApp;
+use super::{Fallible, TestApp};
 
 /// Where test clients are sent back to; nothing listens there (redirects are not followed).
 pub const REDIRECT_URI: &str = "http://127.0.0.1:9/callback";
@@ -36,12 +36,11 @@ pub struct Tokens {
 }
 
 /// A client that does not follow redirects, to read `Location` of `/oauth/authorize`.
-pub fn no_redirects() -> reqwest::Client {
+pub fn no_redirects() -> Fallible<reqwest::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    Ok(reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
+        .build()?)
 }
 
 /// A form body (`application/x-www-form-urlencoded`).
@@ -54,20 +53,23 @@ pub fn form(pairs: &[(&str, &str)]) -> String {
 }
 
 /// `POST`s a form to `path`: (status, JSON body or `Null`).
-pub async fn post_form(app: &TestApp, path: &str, pairs: &[(&str, &str)]) -> (u16, Value) {
+pub async fn post_form(
+    app: &TestApp,
+    path: &str,
+    pairs: &[(&str, &str)],
+) -> Fallible<(u16, Value)> {
     let response = reqwest::Client::new()
         .post(app.url(path))
         .header("content-type", "application/x-www-form-urlencoded")
         .body(form(pairs))
         .send()
-        .await
-        .unwrap();
+        .await?;
     let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    Ok((status, response.json().await.unwrap_or(Value::Null)))
 }
 
 /// Registers a public client (PKCE, no secret) with [`REDIRECT_URI`]; its `client_id`.
-pub async fn register(app: &TestApp, name: &str) -> String {
+pub async fn register(app: &TestApp, name: &str) -> Fallible<String> {
     let response = reqwest::Client::new()
         .post(app.url("/oauth/register"))
         .json(&json!({
@@ -77,11 +79,13 @@ pub async fn register(app: &TestApp, name: &str) -> String {
             "token_endpoint_auth_method": "none",
         }))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 201);
-    let body: Value = response.json().await.unwrap();
-    body["client_id"].as_str().unwrap().to_owned()
+    let body: Value = response.json().await?;
+    Ok(body["client_id"]
+        .as_str()
+        .ok_or_else(|| format!("no client_id in {body}"))?
+        .to_owned())
 }
 
 /// The `/oauth/authorize` URL of a valid request for `resource_path` (`/mcp/restaurant`).
@@ -105,18 +109,22 @@ pub async fn consent_request(
     client_id: &str,
     resource_path: &str,
     scope: &str,
-) -> String {
-    let response = no_redirects()
+) -> Fallible<String> {
+    let response = no_redirects()?
         .get(authorize_url(app, client_id, resource_path, scope))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 303);
-    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let location = response
+        .headers()
+        .get("location")
+        .ok_or("a 303 without a location")?
+        .to_str()?
+        .to_owned();
     let request = location
         .strip_prefix("/oauth/consent?request=")
-        .unwrap_or_else(|| panic!("not the consent page: {location}"));
-    request.to_owned()
+        .ok_or_else(|| format!("not the consent page: {location}"))?;
+    Ok(request.to_owned())
 }
 
 /// Answers the consent page as `browser`'s owner: the URL the page would go to.
@@ -125,25 +133,27 @@ pub async fn answer(
     browser: &reqwest::Client,
     request: &str,
     allow: bool,
-) -> String {
+) -> Fallible<String> {
     let response = browser
         .post(app.url("/api/oauth/consent"))
         .json(&json!({"request": request, "allow": allow}))
         .send()
-        .await
-        .unwrap();
+        .await?;
     assert_eq!(response.status().as_u16(), 200);
-    let body: Value = response.json().await.unwrap();
-    body["redirect"].as_str().unwrap().to_owned()
+    let body: Value = response.json().await?;
+    Ok(body["redirect"]
+        .as_str()
+        .ok_or_else(|| format!("no redirect in {body}"))?
+        .to_owned())
 }
 
-/// A query parameter of a URL.
-pub fn param(url: &str, name: &str) -> Option<String> {
-    url::Url::parse(url)
-        .unwrap()
+/// A query parameter of a URL; an error if `url` is not one.
+pub fn param(url: &str, name: &str) -> Fallible<Option<String>> {
+    let url = url::Url::parse(url).map_err(|error| format!("not a URL: {url:?}: {error}"))?;
+    Ok(url
         .query_pairs()
         .find(|(key, _)| key == name)
-        .map(|(_, value)| value.into_owned())
+        .map(|(_, value)| value.into_owned()))
 }
 
 /// A code for `browser`'s owner, from a new request of `client_id`.
@@ -153,14 +163,14 @@ pub async fn code(
     client_id: &str,
     resource_path: &str,
     scope: &str,
-) -> String {
-    let request = consent_request(app, client_id, resource_path, scope).await;
-    let redirect = answer(app, browser, &request, true).await;
-    param(&redirect, "code").unwrap_or_else(|| panic!("no code in {redirect}"))
+) -> Fallible<String> {
+    let request = consent_request(app, client_id, resource_path, scope).await?;
+    let redirect = answer(app, browser, &request, true).await?;
+    Ok(param(&redirect, "code")?.ok_or_else(|| format!("no code in {redirect}"))?)
 }
 
 /// Exchanges a code made by [`code`] (right verifier and redirect URI).
-pub async fn exchange(app: &TestApp, client_id: &str, code: &str) -> (u16, Value) {
+pub async fn exchange(app: &TestApp, client_id: &str, code: &str) -> Fallible<(u16, Value)> {
     post_form(
         app,
         "/oauth/token",
@@ -184,28 +194,34 @@ pub async fn access_token(
     browser: &reqwest::Client,
     resource_path: &str,
     scope: &str,
-) -> Tokens {
-    let client_id = register(app, "Test MCP client").await;
-    let code = code(app, browser, &client_id, resource_path, scope).await;
-    let (status, body) = exchange(app, &client_id, &code).await;
+) -> Fallible<Tokens> {
+    let client_id = register(app, "Test MCP client").await?;
+    let code = code(app, browser, &client_id, resource_path, scope).await?;
+    let (status, body) = exchange(app, &client_id, &code).await?;
     assert_eq!(status, 200, "{body}");
-    Tokens {
+    let token = |name: &str| {
+        body[name]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("no {name} in {body}"))
+    };
+    Ok(Tokens {
         client_id,
-        access_token: body["access_token"].as_str().unwrap().to_owned(),
-        refresh_token: body["refresh_token"].as_str().unwrap().to_owned(),
+        access_token: token("access_token")?,
+        refresh_token: token("refresh_token")?,
         body,
-    }
+    })
 }
 
 /// A server whose clock can be moved on: `offset` seconds are added to the tests' pinned
 /// time (`support::now`), for the token, code and grant expiries.
-pub async fn spawn_app_with_movable_clock() -> (TestApp, Arc<AtomicI64>) {
+pub async fn spawn_app_with_movable_clock() -> Fallible<(TestApp, Arc<AtomicI64>)> {
     let offset = Arc::new(AtomicI64::new(0));
     let seen = offset.clone();
     let app = super::spawn_app_configured(move |state| {
         state.agent.clock =
             Arc::new(move || super::now() + chrono::Duration::seconds(seen.load(Ordering::SeqCst)));
     })
-    .await;
-    (app, offset)
+    .await?;
+    Ok((app, offset))
 }

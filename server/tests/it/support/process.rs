@@ -9,6 +9,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use super::Fallible;
+
 /// A running `server` process; killed (SIGKILL) and reaped when dropped.
 pub struct ServerProcess {
     child: Child,
@@ -31,13 +33,14 @@ impl ServerProcess {
 
 impl ServerProcess {
     /// Asks the process to shut down (SIGTERM), as a deploy or `docker stop` does.
-    pub fn terminate(&self) {
+    pub fn terminate(&self) -> Fallible<()> {
         let status = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
             .status()
-            .unwrap();
+            .map_err(|error| format!("cannot run kill: {error}"))?;
         assert!(status.success(), "kill -TERM failed");
+        Ok(())
     }
 
     /// Waits up to `max` for the process to exit; whether it did.
@@ -61,17 +64,16 @@ impl Drop for ServerProcess {
     }
 }
 
-fn free_port() -> u16 {
+fn free_port() -> std::io::Result<u16> {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .unwrap()
 }
 
 /// Starts the server binary on `db_url` with the offline model (no token delay) plus
 /// `env`, and waits until `/healthz` answers.
-pub async fn start_server(db_url: &str, env: &[(&str, &str)]) -> ServerProcess {
-    let port = free_port();
+pub async fn start_server(db_url: &str, env: &[(&str, &str)]) -> Fallible<ServerProcess> {
+    let port = free_port()?;
     let mut command = Command::new(env!("CARGO_BIN_EXE_server"));
     command
         .env("DATABASE_URL", db_url)
@@ -89,17 +91,19 @@ pub async fn start_server(db_url: &str, env: &[(&str, &str)]) -> ServerProcess {
     for (name, value) in env {
         command.env(name, value);
     }
-    let child = command.spawn().unwrap();
+    let child = command
+        .spawn()
+        .map_err(|error| format!("cannot start the server binary: {error}"))?;
     let process = ServerProcess {
         child,
         base: format!("http://127.0.0.1:{port}"),
     };
-    let client = super::new_client();
+    let client = super::new_client()?;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let health = client.get(format!("{}/healthz", process.base)).send().await;
         if health.is_ok_and(|r| r.status().is_success()) {
-            return process;
+            return Ok(process);
         }
         assert!(
             Instant::now() < deadline,

@@ -33,27 +33,26 @@ pub enum TestDatabase {
 
 /// A URL for a new, empty database of the backend the environment asks for (not migrated:
 /// `db::connect` does that), and its guard.
-pub async fn test_database_url() -> (String, TestDatabase) {
+pub async fn test_database_url(
+) -> Result<(String, TestDatabase), Box<dyn std::error::Error + Send + Sync>> {
     let Some(admin_url) = postgres_admin_url() else {
-        let dir = tempfile::tempdir().expect("temporary folder");
+        let dir = tempfile::tempdir()
+            .map_err(|error| format!("cannot create a temporary folder: {error}"))?;
         let url = format!("sqlite://{}", dir.path().join("test.db").display());
-        return (url, TestDatabase::Sqlite(dir));
+        return Ok((url, TestDatabase::Sqlite(dir)));
     };
     // A simple uuid is lower-case hex: a valid identifier that needs no quoting.
     let name = format!("datban_t_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = match PgConnection::connect(&admin_url).await {
-        Ok(conn) => conn,
-        Err(error) => panic!("{POSTGRES_ENV}: cannot connect to the test server: {error}"),
-    };
-    if let Err(error) = admin
+    let mut admin = PgConnection::connect(&admin_url)
+        .await
+        .map_err(|error| format!("{POSTGRES_ENV}: cannot connect to the test server: {error}"))?;
+    admin
         .execute(AssertSqlSafe(format!("CREATE DATABASE {name}")))
         .await
-    {
-        panic!("{POSTGRES_ENV}: cannot create database {name}: {error}");
-    }
+        .map_err(|error| format!("{POSTGRES_ENV}: cannot create database {name}: {error}"))?;
     let _ = admin.close().await;
     let url = with_database(&admin_url, &name);
-    (url, TestDatabase::Postgres { admin_url, name })
+    Ok((url, TestDatabase::Postgres { admin_url, name }))
 }
 
 /// `admin_url` with its database (the path) replaced by `name`; user, host, port and query

@@ -9,26 +9,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::{
+    post_json,
     process::{start_server, ServerProcess},
-    read_reply, Reply, TestApp, TestResult,
+    TestApp, TestResult,
 };
 
 /// How long the test hook holds each side effect inside its transaction.
 const HOLD: &[(&str, &str)] = &[("DATBAN_TEST_HOLD_EFFECT_MS", "1500")];
-
-async fn post(
-    client: &reqwest::Client,
-    base: &str,
-    path: &str,
-    body: Value,
-) -> support::Fallible<Reply> {
-    let response = client
-        .post(format!("{base}{path}"))
-        .json(&body)
-        .send()
-        .await?;
-    read_reply(response).await
-}
 
 /// A conversation paused on a createBooking confirmation: (conversation id, call id).
 async fn pending_booking(
@@ -149,7 +136,7 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() -
     // and the booking happens exactly once.
     let server = start_server(&app.db_url, &[]).await?;
     expire_leases(&app).await?;
-    let reply = post(
+    let reply = post_json(
         &client,
         &server.base,
         "/api/approvals",
@@ -166,7 +153,7 @@ async fn a_kill_during_the_booking_leaves_it_pending_and_it_books_once_later() -
     assert!(assert_whole(&state_of(&app, &conversation, &call).await?));
 
     // Deciding again changes nothing.
-    let again = post(
+    let again = post_json(
         &client,
         &server.base,
         "/api/approvals",
@@ -198,7 +185,7 @@ async fn kills_at_random_moments_never_leave_a_half_state() -> TestResult {
         if !booked {
             let server = start_server(&app.db_url, &[]).await?;
             expire_leases(&app).await?;
-            let reply = post(
+            let reply = post_json(
                 &client,
                 &server.base,
                 "/api/approvals",

@@ -10,7 +10,7 @@ use crate::support;
 
 use futures::future::join_all;
 use serde_json::{json, Value};
-use support::{process::start_server, read_reply, Reply, TestResult};
+use support::{post_json, process::start_server, TestResult};
 
 const SUGGEST: &str = "Gợi ý quà cho mẹ thích làm vườn dưới 1 triệu";
 const BUY: &str = "Mua món đầu tiên";
@@ -22,26 +22,11 @@ struct PendingPurchase {
     input: Value,
 }
 
-async fn post(
-    client: &reqwest::Client,
-    base: &str,
-    path: &str,
-    body: Value,
-) -> support::Fallible<Reply> {
-    let response = client
-        .post(format!("{base}{path}"))
-        .header("origin", base)
-        .json(&body)
-        .send()
-        .await?;
-    read_reply(response).await
-}
-
 async fn pending_purchase(
     client: &reqwest::Client,
     base: &str,
 ) -> Result<PendingPurchase, Box<dyn std::error::Error + Send + Sync>> {
-    let first = post(
+    let first = post_json(
         client,
         base,
         "/api/chat",
@@ -55,7 +40,7 @@ async fn pending_purchase(
         first.events
     );
     let conversation_id = first.conversation_id();
-    let second = post(
+    let second = post_json(
         client,
         base,
         "/api/chat",
@@ -87,7 +72,7 @@ async fn approve(
     base: &str,
     purchase: &PendingPurchase,
 ) -> support::Fallible<Result<Value, Value>> {
-    let reply = post(
+    let reply = post_json(
         client,
         base,
         "/api/approvals",

@@ -326,6 +326,22 @@ pub async fn pending_booking(client: &reqwest::Client, base: &str) -> Fallible<(
 
 /// The reply's status, headers and body: its events when it is a stream (a `data:` line
 /// that is not JSON is an error naming the line), else its JSON body (`Null` if none).
+/// `body` as JSON to `base` + `path`, from the page's own origin, and its reply read.
+pub async fn post_json(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    body: Value,
+) -> Fallible<Reply> {
+    let response = client
+        .post(format!("{base}{path}"))
+        .header("origin", base)
+        .json(&body)
+        .send()
+        .await?;
+    read_reply(response).await
+}
+
 pub async fn read_reply(response: reqwest::Response) -> Fallible<Reply> {
     let status = response.status().as_u16();
     let content_type = response

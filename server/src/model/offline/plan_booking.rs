@@ -6,6 +6,7 @@ use super::plan_search::{name_match, Restaurant};
 use super::planner::{join_names, quoted_field, text_field, with_asked_request, Outcome, Planner};
 use super::read::{number, Lang, Utterance};
 use super::read_request::{Intent, Request};
+use super::read_restaurant::{PARTY_GROWS, PARTY_SHRINKS};
 use super::read_result::plural;
 use super::read_when::{local, next_occurrence, rfc3339};
 use super::reply::{Call, Reply};
@@ -405,9 +406,9 @@ impl Planner<'_> {
         }
         // "thêm 1 người nữa", "2 more people": the party grows (or shrinks) by that many.
         if let (Some(by), Some(base)) = (details.party_size, base.party_size) {
-            if said.has("thêm|more|extra|add|plus|them") {
+            if said.has(PARTY_GROWS) {
                 details.party_size = base.checked_add(by);
-            } else if said.has("bớt|fewer|less|minus|bot") {
+            } else if said.has(PARTY_SHRINKS) {
                 details.party_size = base.checked_sub(by).filter(|n| *n > 0);
             }
         }

@@ -7,6 +7,11 @@ use super::read_gift::ItemRef;
 use crate::tools::city::{fold, CITY_LEXICON, FOREIGN_PLACES, UNSERVED_PLACES};
 use std::sync::LazyLock;
 
+/// Words that make a count grow the party rather than state it ("thêm 2 người", "2 more").
+pub(super) const PARTY_GROWS: &str = "thêm|them|more|extra|add|plus";
+/// Words that make a count shrink the party ("bớt 1", "2 fewer").
+pub(super) const PARTY_SHRINKS: &str = "bớt|bot|fewer|less|minus";
+
 /// Places inside a city we serve that people name instead of the city ("gần Hồ Gươm",
 /// "near the Dragon Bridge"), folded, with the city's index in `CITY_LEXICON`. Only this
 /// reader knows them: a tool's `city` argument is still a city. Names that are also
@@ -212,12 +217,12 @@ impl Utterance {
     /// A count that changes the party rather than states it: "2 more", "thêm 2", "bớt 1",
     /// "add one". `None` when no count stands beside such a word.
     pub(super) fn party_change(&self) -> Option<u16> {
-        const BESIDE: &str = "more|extra|fewer|less|add|plus|minus|thêm|them|bớt|bot";
+        let changes = |word: &str| is_one_of(PARTY_GROWS, word) || is_one_of(PARTY_SHRINKS, word);
         (0..self.tokens.len()).find_map(|index| {
             let (count, length) = self.number_at(index)?;
             let before = index.checked_sub(1).map_or("", |i| self.lower(i));
             let after = self.lower(index + length);
-            (is_one_of(BESIDE, before) || is_one_of(BESIDE, after)).then_some(count.into())
+            (changes(before) || changes(after)).then_some(count.into())
         })
     }
 

@@ -53,6 +53,25 @@ impl Clock {
     }
 }
 
+/// A time as written in a message, before it is known whether a day has it.
+struct Written {
+    clock: Clock,
+    /// The word after it.
+    end: usize,
+    /// Only the word before it ("lúc 7", "at 7") makes the number a time.
+    introduced: bool,
+}
+
+impl Written {
+    fn new(clock: Clock, end: usize) -> Self {
+        Self {
+            clock,
+            end,
+            introduced: false,
+        }
+    }
+}
+
 fn meridiem(word: &str) -> Option<Meridiem> {
     match word {
         "pm" | "p.m" => Some(Meridiem::Pm),
@@ -86,38 +105,36 @@ impl Utterance {
     /// may be a street number.
     pub(super) fn impossible_time(&self) -> Option<String> {
         (0..self.tokens.len()).find_map(|index| {
-            let word = self.lower(index);
-            if let Some(clock) = clock_shape(word) {
-                return (!clock.possible()).then(|| word.to_owned());
-            }
-            let hour = digits(word)?;
-            let unit = self.folded(index + 1);
-            if !matches!(unit, "gio" | "h" | "g") {
+            let written = self.written_clock_at(index)?;
+            if written.introduced || written.clock.possible() {
                 return None;
             }
-            let minute = digits(self.lower(index + 2));
-            let clock = Clock::new(hour, minute.unwrap_or(0));
-            let written = match minute {
-                Some(_) => [word, self.lower(index + 1), self.lower(index + 2)].join(" "),
-                None => [word, self.lower(index + 1)].join(" "),
-            };
-            (!clock.possible()).then_some(written)
+            let words: Vec<&str> = (index..written.end).map(|at| self.lower(at)).collect();
+            Some(words.join(" "))
         })
     }
 
-    /// A time written from word `index` on.
+    /// A time written from word `index` on, if a day has it.
     fn clock_at(&self, index: usize) -> Option<Clock> {
+        self.written_clock_at(index)
+            .map(|written| written.clock)
+            .filter(|clock| clock.possible())
+    }
+
+    /// A time written from word `index` on, whether or not a day has it.
+    fn written_clock_at(&self, index: usize) -> Option<Written> {
         let word = self.lower(index);
-        if let Some(mut clock) = clock_token(word) {
+        if let Some(mut clock) = clock_shape(word) {
             clock.meridiem = clock.meridiem.or(meridiem(self.lower(index + 1)));
-            return Some(clock);
+            return Some(Written::new(clock, index + 1));
         }
-        if let Some(clock) = self.english_clock_at(index) {
-            return Some(clock);
+        if let Some((clock, end)) = self.english_clock_at(index) {
+            return Some(Written::new(clock, end));
         }
         let (hour, length) = self.number_at(index)?;
         let hour = u32::from(hour);
         let after = index + length;
+        let mut introduced = false;
         let (mut clock, end) = match self.folded(after) {
             // "7 giờ", "7 giờ 30 (phút)", "7 giờ rưỡi", "8 giờ kém 15".
             "gio" | "h" | "g" => match self.folded(after + 1) {
@@ -138,7 +155,7 @@ impl Utterance {
             _ => {
                 // "lúc 7", "at 7": an hour after a word that introduces a time.
                 let before = index.checked_sub(1).map_or("", |i| self.folded(i));
-                let introduced = matches!(before, "luc" | "at" | "around" | "khoang" | "tam");
+                introduced = matches!(before, "luc" | "at" | "around" | "khoang" | "tam");
                 if !introduced || digits(word).is_none() {
                     return None;
                 }
@@ -146,11 +163,15 @@ impl Utterance {
             }
         };
         clock.meridiem = meridiem(self.lower(end));
-        clock.possible().then_some(clock)
+        Some(Written {
+            clock,
+            end,
+            introduced,
+        })
     }
 
     /// "half past 7", "quarter past 7", "quarter to 8".
-    fn english_clock_at(&self, index: usize) -> Option<Clock> {
+    fn english_clock_at(&self, index: usize) -> Option<(Clock, usize)> {
         let (minute, earlier) = match (self.lower(index), self.lower(index + 1)) {
             ("half", "past") => (30, false),
             ("quarter", "past") => (15, false),
@@ -161,8 +182,9 @@ impl Utterance {
         let hour = u32::from(hour);
         let hour = if earlier { hour.checked_sub(1)? } else { hour };
         let mut clock = Clock::new(hour, minute);
-        clock.meridiem = meridiem(self.lower(index + 2 + length));
-        Some(clock)
+        let end = index + 2 + length;
+        clock.meridiem = meridiem(self.lower(end));
+        Some((clock, end))
     }
 
     /// When the table is wanted. A time without a date is the next time it comes round.
@@ -188,12 +210,8 @@ impl Utterance {
     }
 }
 
-/// A time written as one word: "19:00", "7:30pm", "19h", "7h30", "19g30", "7pm".
-fn clock_token(token: &str) -> Option<Clock> {
-    clock_shape(token).filter(|clock| clock.possible())
-}
-
-/// A word written the way a time is, whether or not a day has it ("25h" is one).
+/// A time written as one word, whether or not a day has it: "19:00", "7:30pm", "19h",
+/// "7h30", "19g30", "7pm", and "25h".
 fn clock_shape(token: &str) -> Option<Clock> {
     let (body, meridiem) = if let Some(body) = token.strip_suffix("pm") {
         (body, Some(Meridiem::Pm))

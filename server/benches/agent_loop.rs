@@ -237,11 +237,26 @@ async fn select_one(conn: &mut sqlx::AnyConnection) {
     black_box(one);
 }
 
+/// CPU for `SELECT 1` N times through `source`, each taking a connection and giving it
+/// back.
+async fn one_by_one(source: impl db::Source) -> Option<Duration> {
+    const N: u32 = 5_000;
+    let cpu = process_cpu();
+    for _ in 0..N {
+        let one: i64 = sqlx::query_scalar("SELECT 1")
+            .fetch_one(source)
+            .await
+            .unwrap();
+        black_box(one);
+    }
+    cpu.zip(process_cpu()).map(|(before, after)| after - before)
+}
+
 /// What one statement costs before it does anything: `SELECT 1` sent to sqlx's SQLite
 /// driver, which runs every connection on a thread of its own, so each query is a
 /// hand-over to that thread and back. The floor under a step's storage: a step that
 /// stores or reads anything pays at least one.
-async fn round_trips(pool: &db::Pool, reads: &db::Pool) {
+async fn round_trips(pool: &db::Pool, reads: &db::Reads) {
     const N: u32 = 5_000;
     let per_query = |cpu: Option<Duration>| {
         cpu.map_or("-".to_owned(), |cpu| {
@@ -258,22 +273,11 @@ async fn round_trips(pool: &db::Pool, reads: &db::Pool) {
     }
     let on_held = cpu.zip(process_cpu()).map(|(before, after)| after - before);
     drop(held);
-    let mut through = Vec::new();
-    for pool in [reads, pool] {
-        let cpu = process_cpu();
-        for _ in 0..N {
-            let one: i64 = sqlx::query_scalar("SELECT 1")
-                .fetch_one(pool)
-                .await
-                .unwrap();
-            black_box(one);
-        }
-        through.push(cpu.zip(process_cpu()).map(|(before, after)| after - before));
-    }
+    let through = [one_by_one(reads).await, one_by_one(pool).await];
     println!("  one query's round trip to sqlx's SQLite thread (SELECT 1), CPU, all threads");
     println!("    round trip, connection held: {}", per_query(on_held));
     println!(
-        "    round trip, through the readers' pool: {}",
+        "    round trip, through the read connections: {}",
         per_query(through[0])
     );
     println!(

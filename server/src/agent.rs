@@ -73,7 +73,7 @@ pub struct Agent {
     /// Reads that need no write lock (a conversation's history): on SQLite connections of
     /// their own ([`crate::db::readers`]), so a run does not queue behind other replies'
     /// commits to read what was committed before it started.
-    pub reads: Pool,
+    pub reads: crate::db::Reads,
     /// The model.
     pub provider: SharedProvider,
     /// Bounds.

@@ -6,6 +6,9 @@
 
 use std::{fmt, path::Path, str::FromStr};
 
+mod reads;
+pub use reads::Reads;
+
 use sqlx::{
     any::{AnyConnectOptions, AnyPoolOptions},
     sqlite::SqliteConnectOptions,
@@ -105,7 +108,7 @@ pub async fn connect(url: &str) -> Result<Pool, DbError> {
 }
 
 /// How many connections a SQLite database gets for reading, beside its one writer.
-const SQLITE_READERS: u32 = 4;
+const SQLITE_READERS: usize = 4;
 
 /// The SQLite settings every connection gets. journal_mode is stored in the file; the
 /// others hold per connection, hence a hook on each new connection.
@@ -183,14 +186,15 @@ async fn open_sqlite(url: &str, mut options: AnyConnectOptions) -> Result<Pool, 
         .map_err(|source| DbError::Open { backend, source })
 }
 
-/// A pool for reads only, beside the writer `pool` (from [`connect`]). On SQLite these are
-/// connections of their own, marked `query_only`, so a read never queues behind a write
-/// transaction (WAL gives each read a consistent snapshot of what was committed); an
-/// in-memory database has only the writer's connection, and PostgreSQL needs no split:
-/// both are `pool` itself. Should the readers fail to open, reads share the writer.
-pub async fn readers(pool: &Pool) -> Pool {
+/// Where reads go, beside the writer `pool` (from [`connect`]). On a SQLite file these
+/// are connections of their own, marked `query_only`, so a read never queues behind a
+/// write transaction (WAL gives each read a consistent snapshot of what was committed),
+/// kept between reads ([`Reads`]); an in-memory database has only the writer's
+/// connection, and PostgreSQL needs no split: both read through `pool` itself. Should the
+/// readers fail to open, reads share the writer.
+pub async fn readers(pool: &Pool) -> Reads {
     if backend(pool) != Backend::Sqlite {
-        return pool.clone();
+        return Reads::shared(pool.clone());
     }
     let url = pool.connect_options().database_url.clone();
     let memory = url.as_str().contains(":memory:")
@@ -198,26 +202,25 @@ pub async fn readers(pool: &Pool) -> Pool {
             .query_pairs()
             .any(|(key, value)| key == "mode" && value == "memory");
     if memory {
-        return pool.clone();
+        return Reads::shared(pool.clone());
     }
-    let opened = AnyPoolOptions::new()
-        .max_connections(SQLITE_READERS)
-        .test_before_acquire(false)
-        .after_connect(|conn, _meta| {
-            Box::pin(async move {
-                conn.execute(SQLITE_READER_PRAGMAS).await?;
-                Ok(())
-            })
-        })
-        .connect(url.as_str())
-        .await;
-    match opened {
-        Ok(readers) => readers,
+    let mut first = match <AnyConnection as sqlx::Connection>::connect(url.as_str()).await {
+        Ok(conn) => conn,
         Err(error) => {
             tracing::warn!(%error, "cannot open SQLite readers; reads share the writer");
-            pool.clone()
+            return Reads::shared(pool.clone());
         }
+    };
+    if let Err(error) = first.execute(SQLITE_READER_PRAGMAS).await {
+        tracing::warn!(%error, "cannot set up SQLite readers; reads share the writer");
+        return Reads::shared(pool.clone());
     }
+    Reads::held(
+        url.to_string(),
+        SQLITE_READER_PRAGMAS,
+        SQLITE_READERS,
+        first,
+    )
 }
 
 /// Readers' settings: the writer's, and `query_only`, so a write sent to a reader by
@@ -226,6 +229,14 @@ const SQLITE_READER_PRAGMAS: &str = concat!(
     "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA query_only = ON; ",
     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -256;"
 );
+
+/// What a read can go through: the writer's pool (a read inside a write's decision, or
+/// PostgreSQL) or [`Reads`]. Functions that only read take one, so each caller says which.
+pub trait Source: Copy + Send + Sync + for<'e> Executor<'e, Database = Any> {}
+
+impl Source for &Pool {}
+
+impl Source for &Reads {}
 
 /// The backend `pool` talks to.
 pub fn backend(pool: &Pool) -> Backend {
@@ -446,13 +457,17 @@ mod tests {
             .unwrap();
         assert_eq!(temp, 2, "MEMORY, on a reader");
         // Negative: a size in KiB, not in pages (see SQLITE_PRAGMAS for why 256).
-        for (pool, which) in [(&pool, "the writer"), (&reads, "a reader")] {
-            let cache: i64 = sqlx::query_scalar("PRAGMA cache_size")
-                .fetch_one(pool)
-                .await
-                .unwrap();
-            assert_eq!(cache, -256, "page cache of {which}");
-        }
+        let cache = |source| sqlx::query_scalar::<_, i64>("PRAGMA cache_size").fetch_one(source);
+        assert_eq!(
+            cache(&pool).await.unwrap(),
+            -256,
+            "page cache of the writer"
+        );
+        let on_reader: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&reads)
+            .await
+            .unwrap();
+        assert_eq!(on_reader, -256, "page cache of a reader");
     }
 
     /// A script that fails half-way leaves nothing of its first statements and the

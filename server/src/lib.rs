@@ -68,7 +68,7 @@ pub struct AppStateFields {
     pub db: db::Pool,
     /// Connections for reads only ([`db::readers`]): on SQLite they never queue behind
     /// a write; elsewhere the same pool as `db`.
-    pub reads: db::Pool,
+    pub reads: crate::db::Reads,
     /// The agent loop (model, bounds, clock).
     pub agent: agent::Agent,
     /// The replies being written: one per conversation, their events and stop switches;

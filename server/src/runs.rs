@@ -130,7 +130,7 @@ pub struct Runs {
 struct Inner {
     db: Pool,
     /// For followers' reads (`db::readers`), so they never queue behind the writer.
-    reads: Pool,
+    reads: crate::db::Reads,
     /// This process's name in `runs.node`.
     node: String,
     max_per_owner: AtomicUsize,
@@ -365,11 +365,11 @@ impl ActiveRun {
 impl Runs {
     /// An empty registry over `db`, allowing [`DEFAULT_MAX_RUNS_PER_OWNER`] runs per owner.
     pub fn new(db: Pool) -> Self {
-        Self::with_reader(db.clone(), db)
+        Self::with_reader(db.clone(), crate::db::Reads::shared(db))
     }
 
     /// Like [`Runs::new`], reading other processes' runs through `reads`.
-    pub fn with_reader(db: Pool, reads: Pool) -> Self {
+    pub fn with_reader(db: Pool, reads: db::Reads) -> Self {
         let (stored, _) = broadcast::channel(256);
         Self {
             inner: Arc::new(Inner {

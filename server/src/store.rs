@@ -135,7 +135,7 @@ pub async fn ensure_conversation(
 
 /// The conversation, if it exists and belongs to `owner_id` (another owner's looks absent).
 pub async fn find_conversation(
-    db: &Pool,
+    db: impl crate::db::Source,
     id: &str,
     owner_id: &str,
 ) -> Result<Option<Conversation>, StoreError> {
@@ -171,7 +171,10 @@ pub(crate) fn decode(id: String, body: &str) -> Result<Message, StoreError> {
 }
 
 /// All messages of a conversation, oldest first.
-pub async fn messages(db: &Pool, conversation_id: &str) -> Result<Vec<Message>, StoreError> {
+pub async fn messages(
+    db: impl crate::db::Source,
+    conversation_id: &str,
+) -> Result<Vec<Message>, StoreError> {
     let rows: Vec<(String, String)> =
         sqlx::query_as("SELECT id, body FROM messages WHERE conversation_id = $1 ORDER BY seq")
             .bind(conversation_id)
@@ -183,7 +186,10 @@ pub async fn messages(db: &Pool, conversation_id: &str) -> Result<Vec<Message>, 
 }
 
 /// The last message of a conversation, if it has one.
-pub async fn last_message(db: &Pool, conversation_id: &str) -> Result<Option<Message>, StoreError> {
+pub async fn last_message(
+    db: impl crate::db::Source,
+    conversation_id: &str,
+) -> Result<Option<Message>, StoreError> {
     let row: Option<(String, String)> = sqlx::query_as(
         "SELECT id, body FROM messages WHERE conversation_id = $1 ORDER BY seq DESC LIMIT 1",
     )
@@ -764,7 +770,7 @@ pub async fn save_run_message(
 /// All messages of a conversation, oldest first, each with how many events of its latest
 /// run its stored content holds (read together, so the two agree).
 pub async fn messages_with_run_seq(
-    db: &Pool,
+    db: impl crate::db::Source,
     conversation_id: &str,
 ) -> Result<Vec<(Message, u64)>, StoreError> {
     let rows: Vec<(String, String, i64)> = sqlx::query_as(

@@ -46,7 +46,7 @@ pub async fn insert_client(db: &Pool, client: &Client, now: &str) -> Result<(), 
 }
 
 /// A registered client by id.
-pub async fn client(db: &Pool, id: &str) -> Result<Option<Client>, StoreError> {
+pub async fn client(db: impl crate::db::Source, id: &str) -> Result<Option<Client>, StoreError> {
     let row: Option<(String, String, String, String, String, Option<String>)> = sqlx::query_as(
         "SELECT id, name, redirect_uris, grant_types, auth_method, secret_hash FROM oauth_clients WHERE id = $1",
     )
@@ -139,7 +139,7 @@ pub async fn insert_request(
 
 /// A request waiting for consent, with its client's name, unless it expired.
 pub async fn pending_request(
-    db: &Pool,
+    db: impl crate::db::Source,
     id: &str,
     now: &str,
 ) -> Result<Option<(Request, String)>, StoreError> {
@@ -462,7 +462,10 @@ pub struct AccessToken {
 }
 
 /// The access token with this hash.
-pub async fn access_token(db: &Pool, token_hash: &str) -> Result<Option<AccessToken>, StoreError> {
+pub async fn access_token(
+    db: impl crate::db::Source,
+    token_hash: &str,
+) -> Result<Option<AccessToken>, StoreError> {
     type Row = (
         String,
         String,
@@ -521,7 +524,7 @@ pub struct Connection {
 /// The owner's grants that are not revoked and still have a token that has not expired,
 /// newest first.
 pub async fn connections(
-    db: &Pool,
+    db: impl crate::db::Source,
     owner_id: &str,
     now: &str,
 ) -> Result<Vec<Connection>, StoreError> {

@@ -7,7 +7,7 @@ use super::*;
 /// The stored events of a run after number `after`, numbered, from at most [`PAGE`]
 /// batches; `true` with them when there may be more batches to read.
 pub(super) async fn stored_events(
-    db: &Pool,
+    db: impl crate::db::Source,
     run_id: &str,
     after: u64,
 ) -> Result<(Vec<(i64, String)>, bool), sqlx::Error> {
@@ -46,7 +46,7 @@ pub(super) enum RowState {
 }
 
 pub(super) async fn row_state(
-    db: &Pool,
+    db: impl crate::db::Source,
     run_id: &str,
     fresh: &str,
 ) -> Result<RowState, sqlx::Error> {

@@ -371,7 +371,7 @@ fn cut_short(part: &shared::message::ToolPart) -> bool {
 
 /// Whether `part`'s side effect has a recorded result (read only).
 pub async fn has_record(
-    db: &Pool,
+    db: &crate::db::Reads,
     owner_id: &str,
     conversation_id: &str,
     part: &shared::message::ToolPart,

@@ -26,7 +26,7 @@ pub struct ToolContext {
     /// Connections for reading only ([`crate::db::readers`]): a tool's reads that decide
     /// nothing (a search, a shown availability) go here, so they neither queue behind
     /// the writer nor hold it. A decision reads in its own write transaction instead.
-    pub reads: Pool,
+    pub reads: crate::db::Reads,
     /// Whose conversation this is.
     pub owner_id: String,
     /// The conversation.

@@ -299,7 +299,7 @@ mod tests {
     async fn context() -> (ToolContext, TestDatabase) {
         let (db, guard) = crate::db::test_pool().await;
         let ctx = ToolContext {
-            reads: db.clone(),
+            reads: crate::db::Reads::shared(db.clone()),
             db,
             owner_id: "owner-a".into(),
             conversation_id: "conversation".into(),

@@ -15,7 +15,6 @@ use super::{
     city::{canonical_city, cities_list, fold, vietnam_today, words},
     ExecError, ToolContext,
 };
-use crate::db::Pool;
 
 /// Most restaurants one search returns.
 pub const MAX_RESULTS: usize = 8;
@@ -232,7 +231,7 @@ pub struct SlotSeats {
 /// than an edit of the restaurant's capacity, and a confirmation form shows the room
 /// left. `None`: no such restaurant any more.
 pub async fn slot_seats(
-    db: &Pool,
+    db: impl crate::db::Source,
     restaurant_id: &str,
     starts_at_utc: &str,
 ) -> Result<Option<SlotSeats>, sqlx::Error> {
@@ -255,7 +254,7 @@ pub async fn slot_seats(
 
 /// Seats taken by confirmed bookings per start (UTC key) between two UTC keys inclusive.
 async fn seats_taken_between(
-    db: &Pool,
+    db: impl crate::db::Source,
     restaurant_id: &str,
     first_utc: &str,
     last_utc: &str,
@@ -288,7 +287,7 @@ pub fn utc_key(starts_at: DateTime<FixedOffset>) -> String {
 /// Of a restaurant's `slots` (from `slots_on`), those that start after `now` and still
 /// have room for `party` people.
 async fn free_slots(
-    db: &Pool,
+    db: impl crate::db::Source,
     restaurant: &RestaurantRow,
     slots: Vec<DateTime<FixedOffset>>,
     now: DateTime<Utc>,

@@ -21,7 +21,7 @@ fn exec<T>(result: Result<T, ExecError>) -> Fallible<T> {
 async fn context() -> Fallible<(ToolContext, TestDatabase)> {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
-        reads: db.clone(),
+        reads: crate::db::Reads::shared(db.clone()),
         db,
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),

@@ -16,7 +16,6 @@ use std::{
 use sqlx::FromRow;
 
 use super::{RestaurantRow, SearchRow};
-use crate::db::Pool;
 
 /// How long a read of the catalogue serves before the next call reads it again.
 const FRESH_FOR: Duration = Duration::from_secs(10);
@@ -57,7 +56,11 @@ impl Catalogue {
     }
 
     /// The restaurant with this id, if any.
-    pub async fn find(&self, reads: &Pool, id: &str) -> Result<Option<RestaurantRow>, sqlx::Error> {
+    pub async fn find(
+        &self,
+        reads: &crate::db::Reads,
+        id: &str,
+    ) -> Result<Option<RestaurantRow>, sqlx::Error> {
         let snapshot = self.snapshot(reads).await?;
         Ok(snapshot
             .by_id
@@ -69,7 +72,7 @@ impl Catalogue {
     /// Every restaurant of `city` (its canonical name), in no particular order.
     pub(super) async fn in_city(
         &self,
-        reads: &Pool,
+        reads: &crate::db::Reads,
         city: &str,
     ) -> Result<Vec<SearchRow>, sqlx::Error> {
         let snapshot = self.snapshot(reads).await?;
@@ -93,7 +96,7 @@ impl Catalogue {
             .map(|(_, snapshot)| Arc::clone(snapshot))
     }
 
-    async fn snapshot(&self, reads: &Pool) -> Result<Arc<Snapshot>, sqlx::Error> {
+    async fn snapshot(&self, reads: &crate::db::Reads) -> Result<Arc<Snapshot>, sqlx::Error> {
         if let Some(snapshot) = self.fresh() {
             return Ok(snapshot);
         }
@@ -114,7 +117,7 @@ impl Catalogue {
 
 /// Reads every row; a row that does not decode is left out and logged for us to fix, so
 /// one bad row does not take the whole catalogue with it.
-async fn read(reads: &Pool) -> Result<Snapshot, sqlx::Error> {
+async fn read(reads: &crate::db::Reads) -> Result<Snapshot, sqlx::Error> {
     let found = sqlx::query(concat!(
         "SELECT ",
         columns!(),

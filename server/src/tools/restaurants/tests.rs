@@ -17,7 +17,7 @@ async fn context(
 ) -> Result<(ToolContext, crate::db::test_db::TestDatabase), chrono::ParseError> {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
-        reads: db.clone(),
+        reads: crate::db::Reads::shared(db.clone()),
         db,
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),
@@ -48,7 +48,7 @@ fn search(city: &str) -> SearchRestaurantsInput {
 }
 
 async fn book(
-    db: &Pool,
+    db: &crate::db::Pool,
     id: &str,
     restaurant: &str,
     party: i64,

@@ -93,7 +93,7 @@ async fn context(
 ) -> Result<(ToolContext, crate::db::test_db::TestDatabase), chrono::ParseError> {
     let (db, guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
-        reads: db.clone(),
+        reads: crate::db::Reads::shared(db.clone()),
         db,
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),

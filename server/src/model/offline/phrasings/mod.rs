@@ -198,7 +198,7 @@ async fn every_phrasing_makes_its_calls() -> Result<(), chrono::ParseError> {
     let model = OfflineModel::new(Duration::ZERO).with_now(now);
     let (db, _guard) = crate::db::test_pool().await;
     let ctx = ToolContext {
-        reads: db.clone(),
+        reads: crate::db::Reads::shared(db.clone()),
         db,
         owner_id: "owner".into(),
         conversation_id: "conversation".into(),

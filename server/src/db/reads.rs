@@ -72,15 +72,6 @@ impl Reads {
         })))
     }
 
-    /// The writer's pool when reads share it; `None` when they have connections of their
-    /// own.
-    pub fn shared_pool(&self) -> Option<&Pool> {
-        match &*self.0 {
-            Inner::Shared(pool) => Some(pool),
-            Inner::Held(_) => None,
-        }
-    }
-
     /// Closes every connection: reads after this fail (as through a closed pool).
     pub async fn close(&self) {
         match &*self.0 {

@@ -204,23 +204,13 @@ pub async fn readers(pool: &Pool) -> Reads {
     if memory {
         return Reads::shared(pool.clone());
     }
-    let mut first = match <AnyConnection as sqlx::Connection>::connect(url.as_str()).await {
-        Ok(conn) => conn,
+    match Reads::held(url.to_string(), SQLITE_READER_PRAGMAS, SQLITE_READERS).await {
+        Ok(reads) => reads,
         Err(error) => {
             tracing::warn!(%error, "cannot open SQLite readers; reads share the writer");
-            return Reads::shared(pool.clone());
+            Reads::shared(pool.clone())
         }
-    };
-    if let Err(error) = first.execute(SQLITE_READER_PRAGMAS).await {
-        tracing::warn!(%error, "cannot set up SQLite readers; reads share the writer");
-        return Reads::shared(pool.clone());
     }
-    Reads::held(
-        url.to_string(),
-        SQLITE_READER_PRAGMAS,
-        SQLITE_READERS,
-        first,
-    )
 }
 
 /// Readers' settings: the writer's, and `query_only`, so a write sent to a reader by
@@ -457,17 +447,16 @@ mod tests {
             .unwrap();
         assert_eq!(temp, 2, "MEMORY, on a reader");
         // Negative: a size in KiB, not in pages (see SQLITE_PRAGMAS for why 256).
-        let cache = |source| sqlx::query_scalar::<_, i64>("PRAGMA cache_size").fetch_one(source);
-        assert_eq!(
-            cache(&pool).await.unwrap(),
-            -256,
-            "page cache of the writer"
-        );
-        let on_reader: i64 = sqlx::query_scalar("PRAGMA cache_size")
-            .fetch_one(&reads)
+        assert_eq!(cache_size(&pool).await, -256, "page cache of the writer");
+        assert_eq!(cache_size(&reads).await, -256, "page cache of a reader");
+    }
+
+    /// `PRAGMA cache_size` where `source` reads (negative: a size in KiB).
+    async fn cache_size(source: impl Source) -> i64 {
+        sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(source)
             .await
-            .unwrap();
-        assert_eq!(on_reader, -256, "page cache of a reader");
+            .unwrap()
     }
 
     /// A script that fails half-way leaves nothing of its first statements and the

@@ -56,20 +56,20 @@ impl Reads {
     }
 
     /// Reads through at most `connections` connections to the SQLite database at `url`,
-    /// each set up with `pragmas` when opened. `first` is one already open (so a database
-    /// that cannot be read is found at start, not at the first request).
-    pub(super) fn held(
+    /// each set up with `pragmas` when opened. The first is opened here, so a database that
+    /// cannot be read is found at start, not at the first request.
+    pub(super) async fn held(
         url: String,
         pragmas: &'static str,
         connections: usize,
-        first: AnyConnection,
-    ) -> Self {
-        Self(Arc::new(Inner::Held(Held {
+    ) -> Result<Self, sqlx::Error> {
+        let first = open(&url, pragmas).await?;
+        Ok(Self(Arc::new(Inner::Held(Held {
             url,
             pragmas,
             idle: Mutex::new(vec![first]),
             slots: Arc::new(Semaphore::new(connections.max(1))),
-        })))
+        }))))
     }
 
     /// Closes every connection: reads after this fail (as through a closed pool).
@@ -173,9 +173,10 @@ impl Lent {
         }
     }
 
-    /// Notes how the read ended, so a connection that failed is not lent again.
-    fn saw<T>(&mut self, result: &Result<T, sqlx::Error>) {
-        if let (Self::Held { broken, .. }, Err(error)) = (self, result) {
+    /// The read's outcome, noted first: a connection that failed outside its SQL is not
+    /// lent again.
+    fn checked<T>(&mut self, result: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+        if let (Self::Held { broken, .. }, Err(error)) = (self, &result) {
             *broken |= !matches!(
                 error,
                 sqlx::Error::Database(_)
@@ -187,6 +188,7 @@ impl Lent {
                     | sqlx::Error::TypeNotFound { .. }
             );
         }
+        result
     }
 }
 
@@ -240,9 +242,7 @@ impl<'r> Executor<'r> for &'_ Reads {
             }
             drop(rows);
             if let Some(error) = failed {
-                let failed: Result<(), _> = Err(error);
-                lent.saw(&failed);
-                failed?;
+                lent.checked(Err(error))?;
             }
         })
     }
@@ -258,8 +258,7 @@ impl<'r> Executor<'r> for &'_ Reads {
         Box::pin(async move {
             let mut lent = reads.take().await?;
             let found = lent.conn()?.fetch_optional(query).await;
-            lent.saw(&found);
-            found
+            lent.checked(found)
         })
     }
 
@@ -275,8 +274,7 @@ impl<'r> Executor<'r> for &'_ Reads {
         Box::pin(async move {
             let mut lent = reads.take().await?;
             let prepared = lent.conn()?.prepare_with(sql, parameters).await;
-            lent.saw(&prepared);
-            prepared
+            lent.checked(prepared)
         })
     }
 
@@ -286,8 +284,7 @@ impl<'r> Executor<'r> for &'_ Reads {
         Box::pin(async move {
             let mut lent = reads.take().await?;
             let described = lent.conn()?.describe(sql).await;
-            lent.saw(&described);
-            described
+            lent.checked(described)
         })
     }
 }

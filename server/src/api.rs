@@ -271,12 +271,16 @@ async fn say(
         state.runs.reserve(&owner, &conversation.id, None).await?
     };
 
+    // An older conversation's messages, read once: to answer a client's retry, to close
+    // the confirmations this message leaves behind, and as the run's history.
+    let mut earlier = Vec::new();
     if !created {
+        let mut history = store::turn_history(&state.reads, &conversation.id, &owner, now).await?;
         if let Some(client_id) = &client_id {
             // A client that sends its message again (a retry after a lost answer) must
             // not have it answered twice.
-            let stored = store::messages(&state.reads, &conversation.id).await?;
-            if stored
+            if history
+                .messages
                 .iter()
                 .any(|message| message.client_id.as_ref() == Some(client_id))
             {
@@ -288,7 +292,10 @@ async fn say(
                 ));
             }
         }
-        decline_pending(state, &conversation.id, &owner).await?;
+        if history.open_calls {
+            close_open_calls(state, &conversation.id, &owner, &mut history.messages).await?;
+        }
+        earlier = history.messages;
     }
     let mut user = Message::user(store::new_row_id("msg"), text);
     user.client_id = client_id;
@@ -302,11 +309,10 @@ async fn say(
         .map_err(store::StoreError::from)?;
 
     let agent = state.agent.clone();
+    earlier.push(user);
     let known = Known {
         assistant,
-        // A new conversation holds only the person's message; an older one is read once
-        // by the run.
-        earlier: created.then(|| vec![user]),
+        earlier: Some(earlier),
     };
     let run = reservation.start(move |tx, cancel, last| async move {
         agent
@@ -324,21 +330,18 @@ async fn say(
     // From the first event, like every later reader of this run.
     Ok(run_sse(&run).await)
 }
+
 /// A new message closes every open confirmation: the person moved on. It is not a "no"
 /// (nobody declined), so the call ends `MOVED_ON`, which the page shows as what happened
 /// and from which the person can still go ahead (`POST /api/calls/reopen`).
-async fn decline_pending(
+async fn close_open_calls(
     state: &AppState,
     conversation_id: &str,
     owner: &str,
+    messages: &mut [Message],
 ) -> Result<(), ApiError> {
     let now = (state.agent.clock)();
-    for pending in store::take_all_pending(&state.db, conversation_id, owner, now).await? {
-        let Some(mut message) =
-            store::message(&state.db, conversation_id, &pending.message_id).await?
-        else {
-            continue;
-        };
+    let close = |message: &mut Message, pending: &store::PendingCall| {
         let error = ToolError::new(
             ErrorCode::MovedOn,
             "The user wrote a new message instead of answering this confirmation, so nothing \
@@ -350,8 +353,8 @@ async fn decline_pending(
             error,
         });
         message.apply(&AgentEvent::finish(RunStatus::Completed, None));
-        store::save_message(&state.db, conversation_id, &message).await?;
-    }
+    };
+    store::close_open_calls(&state.db, conversation_id, owner, now, messages, close).await?;
     Ok(())
 }
 

@@ -230,15 +230,60 @@ pub async fn release_takes_of(
     Ok(released.rows_affected())
 }
 
-/// Takes every pending call of a conversation that no decision holds (a new message
-/// declines them); a call being executed right now is left to its decision.
-pub async fn take_all_pending(
+/// A conversation's messages as a new turn finds them, and whether any call in it still
+/// waits for a decision that nobody is making right now (the turn closes those).
+#[derive(Debug)]
+pub struct TurnHistory {
+    /// Every message, oldest first.
+    pub messages: Vec<Message>,
+    /// Some call of the conversation's owner waits for a decision no one holds.
+    pub open_calls: bool,
+}
+
+/// [`TurnHistory`] in one read: most turns find no open call, and learn it without taking
+/// the write lock.
+pub async fn turn_history(
+    db: impl crate::db::Source,
+    conversation_id: &str,
+    owner_id: &str,
+    now: DateTime<Utc>,
+) -> Result<TurnHistory, StoreError> {
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT id, body, (SELECT COUNT(*) FROM pending_calls WHERE conversation_id = $1 \
+         AND owner_id = $2 AND (taken_by IS NULL OR taken_until < $3)) \
+         FROM messages WHERE conversation_id = $1 ORDER BY seq",
+    )
+    .bind(conversation_id)
+    .bind(owner_id)
+    .bind(timestamp(now))
+    .fetch_all(db)
+    .await?;
+    let open_calls = rows.first().is_some_and(|(_, _, open)| *open > 0);
+    let messages = rows
+        .into_iter()
+        .map(|(id, body, _)| decode(id, &body))
+        .collect::<Result<_, _>>()?;
+    Ok(TurnHistory {
+        messages,
+        open_calls,
+    })
+}
+
+/// Takes every pending call of a conversation that no decision holds (a call being
+/// executed right now is left to its decision) and stores each one's message as `close`
+/// leaves it, in one transaction: the calls go and their forms close together, or
+/// nothing changes and every call stays decidable. `messages` are the conversation's as
+/// the caller read them; they are updated once the change is committed.
+pub async fn close_open_calls(
     db: &Pool,
     conversation_id: &str,
     owner_id: &str,
     now: DateTime<Utc>,
-) -> Result<Vec<PendingCall>, StoreError> {
-    Ok(sqlx::query_as::<_, PendingCall>(concat!(
+    messages: &mut [Message],
+    close: impl Fn(&mut Message, &PendingCall),
+) -> Result<(), StoreError> {
+    let mut tx = crate::db::begin_write(db).await?;
+    let taken = sqlx::query_as::<_, PendingCall>(concat!(
         "DELETE FROM pending_calls WHERE conversation_id = $1 AND owner_id = $2 \
          AND (taken_by IS NULL OR taken_until < $3) RETURNING ",
         pending_columns!()
@@ -246,8 +291,40 @@ pub async fn take_all_pending(
     .bind(conversation_id)
     .bind(owner_id)
     .bind(timestamp(now))
-    .fetch_all(db)
-    .await?)
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut closed: Vec<Message> = Vec::new();
+    for pending in &taken {
+        // Two calls of one message close in the same copy of it.
+        let message = match closed.iter().position(|m| m.id == pending.message_id) {
+            Some(at) => &mut closed[at],
+            None => {
+                let Some(read) = messages.iter().find(|m| m.id == pending.message_id) else {
+                    // Its message was replaced (a regenerated reply): nothing shows it.
+                    continue;
+                };
+                closed.push(read.clone());
+                let last = closed.len() - 1;
+                &mut closed[last]
+            }
+        };
+        close(message, pending);
+    }
+    for message in &closed {
+        sqlx::query("UPDATE messages SET body = $1 WHERE conversation_id = $2 AND id = $3")
+            .bind(encode(message))
+            .bind(conversation_id)
+            .bind(&message.id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    for message in closed {
+        if let Some(kept) = messages.iter_mut().find(|m| m.id == message.id) {
+            *kept = message;
+        }
+    }
+    Ok(())
 }
 
 /// How many calls of an assistant message still wait for a decision.

@@ -232,19 +232,24 @@ async fn break_bookings(app: &TestApp) -> Result<(), sqlx::Error> {
 
 /// Makes every insert into `table` fail, as a broken disk would.
 async fn break_inserts(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
+    break_writes(app, "INSERT", table).await
+}
+
+/// Makes every `write` (`INSERT`, `UPDATE`) on `table` fail, as a broken disk would.
+async fn break_writes(app: &TestApp, write: &str, table: &str) -> Result<(), sqlx::Error> {
     let statements: Vec<String> = if app.db_url.starts_with("postgres") {
         vec![
             "CREATE FUNCTION datban_test_fail() RETURNS trigger AS $$ BEGIN \
              RAISE EXCEPTION 'disk on fire'; END; $$ LANGUAGE plpgsql"
                 .to_owned(),
             format!(
-                "CREATE TRIGGER datban_test_fail BEFORE INSERT ON {table} \
+                "CREATE TRIGGER datban_test_fail BEFORE {write} ON {table} \
                  FOR EACH ROW EXECUTE FUNCTION datban_test_fail()"
             ),
         ]
     } else {
         vec![format!(
-            "CREATE TRIGGER datban_test_fail BEFORE INSERT ON {table} \
+            "CREATE TRIGGER datban_test_fail BEFORE {write} ON {table} \
              BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
         )]
     };
@@ -257,10 +262,10 @@ async fn break_inserts(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
 }
 
 async fn heal(app: &TestApp) -> Result<(), sqlx::Error> {
-    heal_inserts(app, "bookings").await
+    heal_writes(app, "bookings").await
 }
 
-async fn heal_inserts(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
+async fn heal_writes(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
     let statements: Vec<String> = if app.db_url.starts_with("postgres") {
         vec![
             format!("DROP TRIGGER datban_test_fail ON {table}"),
@@ -313,10 +318,43 @@ async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() -> TestRe
         0
     );
 
-    heal_inserts(&app, "messages").await?;
+    heal_writes(&app, "messages").await?;
     let reply = app.chat(None, "Thời tiết Hà Nội hôm nay thế nào?").await?;
     ended(&reply, "completed");
     assert_eq!(app.count("SELECT COUNT(*) FROM messages").await?, 2);
+    Ok(())
+}
+
+/// A new message closes the confirmations left open with the same commit, or not at all:
+/// when the closed form cannot be stored, the turn answers 503 and the call is still
+/// pending, its form still shown and decidable (never a form whose call is gone), and it
+/// books once storage works again.
+#[tokio::test]
+async fn a_new_message_that_cannot_close_a_form_leaves_it_decidable() -> TestResult {
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
+    break_writes(&app, "UPDATE", "messages").await?;
+    let moved_on = app
+        .chat(Some(&conversation), "Thời tiết Hà Nội hôm nay thế nào?")
+        .await?;
+    assert_eq!(moved_on.status, 503, "{:?}", moved_on.body);
+    assert_eq!(moved_on.body["error"]["code"], "STORAGE_UNAVAILABLE");
+    heal_writes(&app, "messages").await?;
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM pending_calls").await?,
+        1,
+        "the call was given back with its form"
+    );
+    let parts = consistent(&app, &app.client, &conversation).await?;
+    let part = parts
+        .iter()
+        .find(|p| p["id"] == call.as_str())
+        .ok_or("the form is still there")?;
+    assert_eq!(part["state"], "approval-requested", "{part:#}");
+
+    let booked = approve(&app, &app.client, &conversation, &call).await?;
+    ended(&booked, "completed");
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
     Ok(())
 }
 

@@ -282,11 +282,16 @@ pub(super) async fn reopen(
         .reserve(&owner, &conversation.id, Some(DECISION_WAIT))
         .await?;
     let messages = store::messages(&state.db, &conversation.id).await?;
+    // An earlier try that failed on our side is tried again, not given as the answer.
+    let mut failed_try = None;
     if let Some(existing) = messages
         .iter()
         .find(|message| message.tool_part(&again_id).is_some())
     {
-        return Ok(Json(json!({ "message": existing })).into_response());
+        if !failed_on_our_side(existing, &again_id) {
+            return Ok(Json(json!({ "message": existing })).into_response());
+        }
+        failed_try = Some(existing.id.as_str());
     }
     let part = messages
         .iter()
@@ -313,6 +318,9 @@ pub(super) async fn reopen(
     )
     .await
     .map_err(rejected)?;
+    // What an earlier try left (its failed message, a call stored without its form) goes
+    // first, so this try stores the call once and shows it once.
+    store::forget_failed_call(&state.db, &conversation.id, &owner, &again_id, failed_try).await?;
     let message = Message::assistant(store::new_id("msg"));
     store::append_message(&state.db, &conversation.id, &message, (state.agent.clock)()).await?;
     let message = state
@@ -325,14 +333,43 @@ pub(super) async fn reopen(
             },
             message,
             agent::DirectCall {
-                id: again_id,
+                id: again_id.clone(),
                 name: tool.as_str().to_owned(),
                 arguments: input.to_string(),
             },
         )
         .await;
+    if failed_on_our_side(&message, &again_id) {
+        // Our storage failed, not the person's request: nothing is left to decide, and
+        // the person may try again (which clears this try if this could not).
+        if let Err(error) = store::forget_failed_call(
+            &state.db,
+            &conversation.id,
+            &owner,
+            &again_id,
+            Some(&message.id),
+        )
+        .await
+        {
+            tracing::warn!(%error, "clearing a failed reopen failed");
+        }
+        drop(reservation);
+        return Err(ApiError::new(
+            ApiCode::StorageUnavailable,
+            "Something went wrong on our side; nothing was changed. Please try again.",
+        ));
+    }
     drop(reservation);
     Ok(Json(json!({ "message": message })).into_response())
+}
+
+/// Whether call `id` of `message` ended because something failed on our side before its
+/// form could be shown (its call could not be stored, say), not for anything the person
+/// or the data decided.
+fn failed_on_our_side(message: &Message, id: &str) -> bool {
+    message.tool_part(id).is_some_and(|part| {
+        matches!(part.outcome(), CallOutcome::Error(error) if error.code == ErrorCode::ExecutionFailed)
+    })
 }
 
 /// The answer to a decision on a call that is not pending (any more): `409

@@ -327,6 +327,37 @@ pub async fn close_open_calls(
     Ok(())
 }
 
+/// Forgets what a try at proposing call `call_id` left when it failed on our side: the
+/// call if it was stored though no form shows it (unless a decision holds it), and the
+/// try's message `message_id`. One transaction, so a new try finds both or neither.
+pub async fn forget_failed_call(
+    db: &Pool,
+    conversation_id: &str,
+    owner_id: &str,
+    call_id: &str,
+    message_id: Option<&str>,
+) -> Result<(), StoreError> {
+    let mut tx = crate::db::begin_write(db).await?;
+    sqlx::query(
+        "DELETE FROM pending_calls WHERE conversation_id = $1 AND owner_id = $2 \
+         AND tool_call_id = $3 AND taken_by IS NULL",
+    )
+    .bind(conversation_id)
+    .bind(owner_id)
+    .bind(call_id)
+    .execute(&mut *tx)
+    .await?;
+    if let Some(message_id) = message_id {
+        sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND id = $2")
+            .bind(conversation_id)
+            .bind(message_id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
 /// How many calls of an assistant message still wait for a decision.
 pub async fn pending_count(db: &Pool, message_id: &str) -> Result<i64, StoreError> {
     let (count,): (i64,) =

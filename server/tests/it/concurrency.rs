@@ -235,21 +235,23 @@ async fn break_inserts(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
     break_writes(app, "INSERT", table).await
 }
 
-/// Makes every `write` (`INSERT`, `UPDATE`) on `table` fail, as a broken disk would.
+/// Makes every `write` (`INSERT`, `UPDATE`, `DELETE`) on `table` fail, as a broken disk
+/// would, until [`heal_writes`] with the same two.
 async fn break_writes(app: &TestApp, write: &str, table: &str) -> Result<(), sqlx::Error> {
+    let name = format!("datban_test_fail_{write}_{table}");
     let statements: Vec<String> = if app.db_url.starts_with("postgres") {
         vec![
-            "CREATE FUNCTION datban_test_fail() RETURNS trigger AS $$ BEGIN \
+            "CREATE OR REPLACE FUNCTION datban_test_fail() RETURNS trigger AS $$ BEGIN \
              RAISE EXCEPTION 'disk on fire'; END; $$ LANGUAGE plpgsql"
                 .to_owned(),
             format!(
-                "CREATE TRIGGER datban_test_fail BEFORE {write} ON {table} \
+                "CREATE TRIGGER {name} BEFORE {write} ON {table} \
                  FOR EACH ROW EXECUTE FUNCTION datban_test_fail()"
             ),
         ]
     } else {
         vec![format!(
-            "CREATE TRIGGER datban_test_fail BEFORE {write} ON {table} \
+            "CREATE TRIGGER {name} BEFORE {write} ON {table} \
              BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
         )]
     };
@@ -262,23 +264,19 @@ async fn break_writes(app: &TestApp, write: &str, table: &str) -> Result<(), sql
 }
 
 async fn heal(app: &TestApp) -> Result<(), sqlx::Error> {
-    heal_writes(app, "bookings").await
+    heal_writes(app, "INSERT", "bookings").await
 }
 
-async fn heal_writes(app: &TestApp, table: &str) -> Result<(), sqlx::Error> {
-    let statements: Vec<String> = if app.db_url.starts_with("postgres") {
-        vec![
-            format!("DROP TRIGGER datban_test_fail ON {table}"),
-            "DROP FUNCTION datban_test_fail()".to_owned(),
-        ]
+async fn heal_writes(app: &TestApp, write: &str, table: &str) -> Result<(), sqlx::Error> {
+    let name = format!("datban_test_fail_{write}_{table}");
+    let statement = if app.db_url.starts_with("postgres") {
+        format!("DROP TRIGGER {name} ON {table}")
     } else {
-        vec!["DROP TRIGGER datban_test_fail".to_owned()]
+        format!("DROP TRIGGER {name}")
     };
-    for statement in statements {
-        sqlx::query(sqlx::AssertSqlSafe(statement))
-            .execute(&app.pool)
-            .await?;
-    }
+    sqlx::query(sqlx::AssertSqlSafe(statement))
+        .execute(&app.pool)
+        .await?;
     Ok(())
 }
 
@@ -318,7 +316,7 @@ async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() -> TestRe
         0
     );
 
-    heal_writes(&app, "messages").await?;
+    heal_writes(&app, "INSERT", "messages").await?;
     let reply = app.chat(None, "Thời tiết Hà Nội hôm nay thế nào?").await?;
     ended(&reply, "completed");
     assert_eq!(app.count("SELECT COUNT(*) FROM messages").await?, 2);
@@ -339,7 +337,7 @@ async fn a_new_message_that_cannot_close_a_form_leaves_it_decidable() -> TestRes
         .await?;
     assert_eq!(moved_on.status, 503, "{:?}", moved_on.body);
     assert_eq!(moved_on.body["error"]["code"], "STORAGE_UNAVAILABLE");
-    heal_writes(&app, "messages").await?;
+    heal_writes(&app, "UPDATE", "messages").await?;
     assert_eq!(
         app.count("SELECT COUNT(*) FROM pending_calls").await?,
         1,
@@ -410,5 +408,84 @@ async fn a_storage_failure_gives_the_decision_back() -> TestResult {
     );
     assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
     consistent(&app, &app.client, &conversation).await?;
+    Ok(())
+}
+
+/// Taking up a closed confirmation again when its new call cannot be stored: the answer
+/// is a retryable 503 that leaves nothing behind (no failed card, no call without a form),
+/// and once storage works the same request gives the form, which books once.
+#[tokio::test]
+async fn a_reopen_that_cannot_be_stored_can_be_tried_again() -> TestResult {
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
+    let moved_on = app
+        .chat(Some(&conversation), "Thời tiết Hà Nội hôm nay thế nào?")
+        .await?;
+    ended(&moved_on, "completed");
+    let messages = || app.count("SELECT COUNT(*) FROM messages");
+    let before = messages().await?;
+    let body = json!({"conversationId": conversation, "toolCallId": call});
+    break_inserts(&app, "pending_calls").await?;
+    let failed = app
+        .post(&app.client, "/api/calls/reopen", body.clone())
+        .await?;
+    assert_eq!(failed.status, 503, "{:#}", failed.body);
+    assert_eq!(failed.body["error"]["code"], "STORAGE_UNAVAILABLE");
+    assert_eq!(messages().await?, before, "the failed try left nothing");
+    heal_writes(&app, "INSERT", "pending_calls").await?;
+
+    let again = app.post(&app.client, "/api/calls/reopen", body).await?;
+    assert_eq!(again.status, 200, "{:#}", again.body);
+    let again_id = format!("again_{call}");
+    let parts = consistent(&app, &app.client, &conversation).await?;
+    let part = parts
+        .iter()
+        .find(|p| p["id"] == again_id.as_str())
+        .ok_or("the form is shown")?;
+    assert_eq!(part["state"], "approval-requested", "{part:#}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
+
+    let booked = approve(&app, &app.client, &conversation, &again_id).await?;
+    ended(&booked, "completed");
+    assert_eq!(app.count("SELECT COUNT(*) FROM bookings").await?, 1);
+    Ok(())
+}
+
+/// A failed try whose failure could not be cleared either (storage still broken when it
+/// tried) is cleared by the next try, which shows the form.
+#[tokio::test]
+async fn a_reopen_clears_an_earlier_failed_try() -> TestResult {
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
+    app.chat(Some(&conversation), "Thời tiết Hà Nội hôm nay thế nào?")
+        .await?;
+    let body = json!({"conversationId": conversation, "toolCallId": call});
+    // Inserting the call fails, and so does deleting the failed try's message.
+    break_inserts(&app, "pending_calls").await?;
+    break_writes(&app, "DELETE", "messages").await?;
+    let failed = app
+        .post(&app.client, "/api/calls/reopen", body.clone())
+        .await?;
+    assert_eq!(failed.status, 503, "{:#}", failed.body);
+    heal_writes(&app, "INSERT", "pending_calls").await?;
+    heal_writes(&app, "DELETE", "messages").await?;
+    let again_id = format!("again_{call}");
+    let left: (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM messages WHERE conversation_id = $1 AND body LIKE '%EXECUTION_FAILED%'",
+    )
+    .bind(&conversation)
+    .fetch_one(&app.pool)
+    .await?;
+    assert_eq!(left.0, 1, "the failed try is still stored");
+
+    let again = app.post(&app.client, "/api/calls/reopen", body).await?;
+    assert_eq!(again.status, 200, "{:#}", again.body);
+    let parts = consistent(&app, &app.client, &conversation).await?;
+    let shown: Vec<_> = parts
+        .iter()
+        .filter(|p| p["id"] == again_id.as_str())
+        .collect();
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert_eq!(shown[0]["state"], "approval-requested");
     Ok(())
 }

@@ -69,19 +69,41 @@ async fn conversation(agent: &Arc<Agent>, runs: &Runs) -> usize {
     let mut steps = 0;
     for (turn, text) in SCRIPT.into_iter().enumerate() {
         let created = turn == 0;
-        let reservation = runs
-            .reserve_unstored(&conversation.owner_id, &conversation.id)
-            .await
-            .unwrap();
+        // As the chat handler does: a new conversation's place, or an existing one's
+        // (its lease taken with the turn on SQLite, before it on PostgreSQL), then a later
+        // turn reads the conversation once for the run.
+        let (reservation, mut earlier) = if created {
+            let reservation = runs
+                .reserve_unstored(&conversation.owner_id, &conversation.id)
+                .await
+                .unwrap();
+            (reservation, Vec::new())
+        } else {
+            let reservation = runs
+                .reserve_existing(&conversation.owner_id, &conversation.id)
+                .await
+                .unwrap();
+            let history =
+                store::turn_history(&agent.reads, &conversation.id, &conversation.owner_id, now)
+                    .await
+                    .unwrap();
+            assert!(
+                !history.open_calls,
+                "the script leaves no form open mid-way"
+            );
+            (reservation, history.messages)
+        };
         let user = Message::user(store::new_row_id("msg"), text);
         let reply = Message::assistant(store::new_row_id("msg"));
         reservation
-            .store_turn(store::Turn::new(&conversation, created, &user, &reply, now))
+            .store_turn_leased(store::Turn::new(&conversation, created, &user, &reply, now))
             .await
+            .unwrap()
             .unwrap();
+        earlier.push(user);
         let known = Known {
             assistant: Assistant::Restaurant,
-            earlier: created.then(|| vec![user]),
+            earlier: Some(earlier),
         };
         let (agent, id) = (Arc::clone(agent), conversation.id.clone());
         let owner = conversation.owner_id.clone();

@@ -268,7 +268,10 @@ async fn say(
             .reserve_unstored(&owner, &conversation.id)
             .await?
     } else {
-        state.runs.reserve(&owner, &conversation.id, None).await?
+        state
+            .runs
+            .reserve_existing(&owner, &conversation.id)
+            .await?
     };
 
     // An older conversation's messages, read once: to answer a client's retry, to close
@@ -304,8 +307,8 @@ async fn say(
     // reply and the run's row commit together or not at all, in the commit the run
     // registry's writer shares with every other reply being stored at that moment.
     reservation
-        .store_turn(store::Turn::new(&conversation, created, &user, &reply, now))
-        .await
+        .store_turn_leased(store::Turn::new(&conversation, created, &user, &reply, now))
+        .await?
         .map_err(store::StoreError::from)?;
 
     let agent = state.agent.clone();

@@ -517,3 +517,86 @@ async fn a_pending_call_commits_with_the_message_showing_its_form() -> TestResul
     assert_eq!(body.0, first_body, "the failed call's message was stored");
     Ok(())
 }
+
+/// A message in an existing conversation takes its lease: with its turn's commit on
+/// SQLite, before it on PostgreSQL, with the same outcomes. A row left by a process that
+/// died (its heartbeat too old) is closed as interrupted and the turn stored; a live run
+/// of another process keeps the conversation (`Busy`, naming it) and nothing of the turn
+/// is stored.
+#[tokio::test]
+async fn an_existing_conversations_lease_is_taken_or_refused_with_its_turn() -> TestResult {
+    use shared::message::Message;
+    let (pool, _db) = db::test_pool().await;
+    let runs = Runs::new(pool.clone());
+    let mut conversations = Vec::new();
+    for _ in 0..3 {
+        conversations.push(
+            crate::store::create_conversation(&pool, "own_l", Assistant::Restaurant, now()).await?,
+        );
+    }
+    let [free, dead, live] = &conversations[..] else {
+        return Err("three conversations".into());
+    };
+    let old = timestamp(now() - chrono::TimeDelta::hours(1));
+    let fresh = timestamp(now());
+    for (conversation, run, beat) in [(dead, "run_dead", &old), (live, "run_live", &fresh)] {
+        sqlx::query(
+            "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, \
+             stop_requested, started_at, updated_at) \
+             VALUES ($1, $2, 'own_l', 'running', 'another-process', 0, $3, $3)",
+        )
+        .bind(run)
+        .bind(&conversation.id)
+        .bind(beat)
+        .execute(&pool)
+        .await?;
+    }
+    let turn = |conversation: &crate::store::Conversation| {
+        let user = Message::user(crate::store::new_row_id("msg"), "hi again");
+        let reply = Message::assistant(crate::store::new_row_id("msg"));
+        crate::store::Turn::new(conversation, false, &user, &reply, now())
+    };
+    let running = |conversation: &crate::store::Conversation| {
+        let id = conversation.id.clone();
+        let pool = pool.clone();
+        async move {
+            let rows: Vec<(String,)> = sqlx::query_as(
+                "SELECT run_id FROM runs WHERE conversation_id = $1 AND status = 'running'",
+            )
+            .bind(&id)
+            .fetch_all(&pool)
+            .await?;
+            Ok::<_, sqlx::Error>(rows.into_iter().map(|(id,)| id).collect::<Vec<_>>())
+        }
+    };
+
+    let place = runs.reserve_existing("own_l", &free.id).await?;
+    place.store_turn_leased(turn(free)).await??;
+    assert_eq!(running(free).await?, vec![place.run().id().to_owned()]);
+    assert_eq!(crate::store::messages(&pool, &free.id).await?.len(), 2);
+    drop(place);
+
+    let place = runs.reserve_existing("own_l", &dead.id).await?;
+    place.store_turn_leased(turn(dead)).await??;
+    assert_eq!(running(dead).await?, vec![place.run().id().to_owned()]);
+    let (status,): (String,) = sqlx::query_as("SELECT status FROM runs WHERE run_id = 'run_dead'")
+        .fetch_one(&pool)
+        .await?;
+    assert_eq!(status, "done", "the dead run is closed");
+    assert_eq!(crate::store::messages(&pool, &dead.id).await?.len(), 2);
+    drop(place);
+
+    let refused = match runs.reserve_existing("own_l", &live.id).await {
+        Ok(place) => place.store_turn_leased(turn(live)).await.err(),
+        Err(error) => Some(error),
+    };
+    assert_eq!(
+        refused,
+        Some(ReserveError::Busy {
+            running: Some("run_live".to_owned())
+        })
+    );
+    assert_eq!(running(live).await?, vec!["run_live".to_owned()]);
+    assert!(crate::store::messages(&pool, &live.id).await?.is_empty());
+    Ok(())
+}

@@ -323,6 +323,25 @@ async fn a_turn_that_cannot_be_stored_answers_503_and_leaves_nothing() -> TestRe
     Ok(())
 }
 
+/// Call `id`'s part in the stored conversation, which is checked for consistency first.
+async fn stored_part(app: &TestApp, conversation: &str, id: &str) -> support::Fallible<Value> {
+    let parts = consistent(app, &app.client, conversation).await?;
+    let part = parts.into_iter().find(|p| p["id"] == id);
+    Ok(part.ok_or_else(|| format!("no part {id} in {conversation}"))?)
+}
+
+/// A booking's confirmation the person moved on from (a new message closed it): the
+/// conversation and the call, and the body that takes it up again.
+async fn moved_on_booking(app: &TestApp) -> support::Fallible<(String, String, Value)> {
+    let (conversation, call) = pending_booking(app, &app.client).await?;
+    let moved_on = app
+        .chat(Some(&conversation), "Thời tiết Hà Nội hôm nay thế nào?")
+        .await?;
+    ended(&moved_on, "completed");
+    let body = json!({"conversationId": conversation, "toolCallId": call});
+    Ok((conversation, call, body))
+}
+
 /// A new message closes the confirmations left open with the same commit, or not at all:
 /// when the closed form cannot be stored, the turn answers 503 and the call is still
 /// pending, its form still shown and decidable (never a form whose call is gone), and it
@@ -343,11 +362,7 @@ async fn a_new_message_that_cannot_close_a_form_leaves_it_decidable() -> TestRes
         1,
         "the call was given back with its form"
     );
-    let parts = consistent(&app, &app.client, &conversation).await?;
-    let part = parts
-        .iter()
-        .find(|p| p["id"] == call.as_str())
-        .ok_or("the form is still there")?;
+    let part = stored_part(&app, &conversation, &call).await?;
     assert_eq!(part["state"], "approval-requested", "{part:#}");
 
     let booked = approve(&app, &app.client, &conversation, &call).await?;
@@ -417,14 +432,9 @@ async fn a_storage_failure_gives_the_decision_back() -> TestResult {
 #[tokio::test]
 async fn a_reopen_that_cannot_be_stored_can_be_tried_again() -> TestResult {
     let app = spawn_app().await?;
-    let (conversation, call) = pending_booking(&app, &app.client).await?;
-    let moved_on = app
-        .chat(Some(&conversation), "Thời tiết Hà Nội hôm nay thế nào?")
-        .await?;
-    ended(&moved_on, "completed");
+    let (conversation, call, body) = moved_on_booking(&app).await?;
     let messages = || app.count("SELECT COUNT(*) FROM messages");
     let before = messages().await?;
-    let body = json!({"conversationId": conversation, "toolCallId": call});
     break_inserts(&app, "pending_calls").await?;
     let failed = app
         .post(&app.client, "/api/calls/reopen", body.clone())
@@ -437,11 +447,7 @@ async fn a_reopen_that_cannot_be_stored_can_be_tried_again() -> TestResult {
     let again = app.post(&app.client, "/api/calls/reopen", body).await?;
     assert_eq!(again.status, 200, "{:#}", again.body);
     let again_id = format!("again_{call}");
-    let parts = consistent(&app, &app.client, &conversation).await?;
-    let part = parts
-        .iter()
-        .find(|p| p["id"] == again_id.as_str())
-        .ok_or("the form is shown")?;
+    let part = stored_part(&app, &conversation, &again_id).await?;
     assert_eq!(part["state"], "approval-requested", "{part:#}");
     assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
 
@@ -456,10 +462,7 @@ async fn a_reopen_that_cannot_be_stored_can_be_tried_again() -> TestResult {
 #[tokio::test]
 async fn a_reopen_clears_an_earlier_failed_try() -> TestResult {
     let app = spawn_app().await?;
-    let (conversation, call) = pending_booking(&app, &app.client).await?;
-    app.chat(Some(&conversation), "Thời tiết Hà Nội hôm nay thế nào?")
-        .await?;
-    let body = json!({"conversationId": conversation, "toolCallId": call});
+    let (conversation, call, body) = moved_on_booking(&app).await?;
     // Inserting the call fails, and so does deleting the failed try's message.
     break_inserts(&app, "pending_calls").await?;
     break_writes(&app, "DELETE", "messages").await?;

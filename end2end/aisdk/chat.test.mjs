@@ -26,6 +26,7 @@ import {
   person,
   postChat,
   proposeBooking,
+  SEARCH,
   settle,
   storedChat,
   textOf,
@@ -150,6 +151,32 @@ for (const [name, ai] of versions) {
       assert.equal(part.state, 'output-available', JSON.stringify(part));
       assert.equal((await bookingsOf(owner)).length, 1);
       assert.equal((await bookingsOf(other)).length, 0);
+    });
+
+    test('a new message instead of the approval closes it, and it books nothing', TIMEOUT, async () => {
+      const who = person('quang');
+      const chat = newChat(ai, who);
+      const proposed = await proposeBooking(chat, who);
+      const pending = json(chat.messages);
+      await chat.sendMessage({ text: WEATHER });
+      assertReady(chat);
+      const weather = onlyToolPart(lastAssistant(chat.messages), 'getWeather');
+      assert.equal(weather.state, 'output-available', JSON.stringify(weather));
+
+      const stored = await storedChat(who, chat.id);
+      assert.equal(stored.status, 200, JSON.stringify(stored.body));
+      const closed = stored.body.messages
+        .flatMap((message) => message.parts)
+        .filter((part) => part.toolCallId === proposed.toolCallId);
+      assert.equal(closed.length, 1, JSON.stringify(stored.body.messages));
+      assert.equal(closed[0].state, 'output-error', JSON.stringify(closed[0]));
+      assert.deepEqual(userTexts(stored.body.messages), [SEARCH, BOOK, WEATHER]);
+
+      // The form the client still holds, approved late: the call was closed, nothing runs.
+      const late = chatBody(chat.id, answered(pending, proposed.approval.id, true));
+      const answer = await postChat(who, late);
+      assertApiError(answer, [409], 'ALREADY_RESOLVED');
+      assert.equal((await bookingsOf(who)).length, 0);
     });
 
     test('a replayed approval is ALREADY_RESOLVED and books nothing more', TIMEOUT, async () => {

@@ -259,10 +259,11 @@ async fn say(
     let assistant = conversation.assistant;
     // The conversation's place before anything is stored: one run per conversation, and
     // a bounded number per owner. Dropped on any error below, which gives it back.
-    // An existing conversation's lease is taken in the database before anything is
-    // written, so another replica's run in it is found here (409, nothing changed); a
-    // new one's is stored with its first turn.
-    let reservation = if created {
+    // A run of another process in an existing conversation is found before anything in
+    // it changes (409, nothing changed): on PostgreSQL here, on SQLite by the turn's
+    // commit, or before the confirmations it closes. A new conversation's lease is
+    // stored with its first turn.
+    let mut reservation = if created {
         state
             .runs
             .reserve_unstored(&owner, &conversation.id)
@@ -296,6 +297,7 @@ async fn say(
             }
         }
         if history.open_calls {
+            reservation.lease_now().await?;
             close_open_calls(state, &conversation.id, &owner, &mut history.messages).await?;
         }
         earlier = history.messages;

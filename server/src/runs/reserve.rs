@@ -63,6 +63,20 @@ impl Reservation {
         }
     }
 
+    /// Takes the conversation's lease now, for a place from [`Runs::reserve_existing`]
+    /// that is about to change the conversation before its turn is stored (closing the
+    /// confirmations a new message leaves open): a run of another process keeps it
+    /// (`Busy`) before anything is changed, as [`Runs::reserve`] would.
+    pub async fn lease_now(&mut self) -> Result<(), ReserveError> {
+        if !self.lease_in_turn {
+            return Ok(());
+        }
+        self.runs.take_lease(&self.run, None).await?;
+        self.run.row_ready.store(true, Ordering::Release);
+        self.lease_in_turn = false;
+        Ok(())
+    }
+
     /// The run this place is for.
     pub fn run(&self) -> &Arc<ActiveRun> {
         &self.run

@@ -492,3 +492,47 @@ async fn a_reopen_clears_an_earlier_failed_try() -> TestResult {
     assert_eq!(shown[0]["state"], "approval-requested");
     Ok(())
 }
+
+/// A message in a conversation another process is still writing (its run's row says
+/// "running", with a fresh heartbeat) answers 409 before it changes anything: the
+/// confirmation it would have closed is still open and decidable.
+#[tokio::test]
+async fn a_message_refused_for_a_run_elsewhere_closes_no_form() -> TestResult {
+    let app = spawn_app().await?;
+    let (conversation, call) = pending_booking(&app, &app.client).await?;
+    let messages = app.count("SELECT COUNT(*) FROM messages").await?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    sqlx::query(
+        "INSERT INTO runs (run_id, conversation_id, owner_id, status, node, stop_requested, \
+         started_at, updated_at) SELECT 'run_elsewhere', id, owner_id, 'running', \
+         'another-process', 0, $2, $2 FROM conversations WHERE id = $1",
+    )
+    .bind(&conversation)
+    .bind(&now)
+    .execute(&app.pool)
+    .await?;
+    let refused = app
+        .chat(Some(&conversation), "Thời tiết Hà Nội hôm nay thế nào?")
+        .await?;
+    assert_eq!(refused.status, 409, "{:?}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "RUN_IN_PROGRESS");
+    assert_eq!(app.count("SELECT COUNT(*) FROM pending_calls").await?, 1);
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM messages").await?,
+        messages,
+        "nothing of the message is stored"
+    );
+    let (status, body) = app
+        .get_json(&format!("/api/conversations/{conversation}"))
+        .await?;
+    assert_eq!(status, 200, "{body:#}");
+    let part = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|message| message["parts"].as_array().cloned().unwrap_or_default())
+        .find(|part| part["id"] == call.as_str())
+        .ok_or("the form is there")?;
+    assert_eq!(part["state"], "approval-requested", "{part:#}");
+    Ok(())
+}

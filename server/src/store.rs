@@ -536,8 +536,8 @@ pub async fn replace_replies(
 }
 
 /// Replaces a stored message's content (its parts and status as the reducer left them).
-pub async fn save_message(
-    db: &Pool,
+pub async fn save_message<'e>(
+    db: impl sqlx::Executor<'e, Database = sqlx::Any>,
     conversation_id: &str,
     message: &Message,
 ) -> Result<(), StoreError> {

@@ -56,7 +56,6 @@ impl Reservation {
             Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
                 tracing::info!(run = %self.run.id, "the conversation's row is another run's");
                 self.runs.take_lease(&self.run, None).await?;
-                self.run.row_ready.store(true, Ordering::Release);
                 Ok(self.store_turn(turn).await)
             }
             stored => Ok(stored),
@@ -72,7 +71,6 @@ impl Reservation {
             return Ok(());
         }
         self.runs.take_lease(&self.run, None).await?;
-        self.run.row_ready.store(true, Ordering::Release);
         self.lease_in_turn = false;
         Ok(())
     }
@@ -363,15 +361,25 @@ impl Runs {
             return Ok(reservation);
         }
         self.take_lease(&reservation.run, deadline).await?;
-        reservation.run.row_ready.store(true, Ordering::Release);
         Ok(reservation)
     }
 
     /// Takes the conversation's lease in the database for `run` (here it is already
     /// `run`'s): waits for another process's run until `deadline`, closes a dead one.
     /// A database that cannot answer does not stop the run here: it is the only one of
-    /// this process, and the turn's commit checks the lease again.
+    /// this process, and the turn's commit checks the lease again. Once taken, the
+    /// storer may write the run's row.
     async fn take_lease(
+        &self,
+        run: &Arc<ActiveRun>,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<(), ReserveError> {
+        self.wait_for_lease(run, deadline).await?;
+        run.row_ready.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    async fn wait_for_lease(
         &self,
         run: &Arc<ActiveRun>,
         deadline: Option<tokio::time::Instant>,

@@ -296,27 +296,19 @@ pub async fn close_open_calls(
     let mut closed: Vec<Message> = Vec::new();
     for pending in &taken {
         // Two calls of one message close in the same copy of it.
-        let message = match closed.iter().position(|m| m.id == pending.message_id) {
-            Some(at) => &mut closed[at],
-            None => {
-                let Some(read) = messages.iter().find(|m| m.id == pending.message_id) else {
-                    // Its message was replaced (a regenerated reply): nothing shows it.
-                    continue;
-                };
-                closed.push(read.clone());
-                let last = closed.len() - 1;
-                &mut closed[last]
-            }
-        };
-        close(message, pending);
+        if !closed.iter().any(|m| m.id == pending.message_id) {
+            // A message that is gone (a regenerated reply) shows nothing to close.
+            let Some(read) = messages.iter().find(|m| m.id == pending.message_id) else {
+                continue;
+            };
+            closed.push(read.clone());
+        }
+        if let Some(message) = closed.iter_mut().find(|m| m.id == pending.message_id) {
+            close(message, pending);
+        }
     }
     for message in &closed {
-        sqlx::query("UPDATE messages SET body = $1 WHERE conversation_id = $2 AND id = $3")
-            .bind(encode(message))
-            .bind(conversation_id)
-            .bind(&message.id)
-            .execute(&mut *tx)
-            .await?;
+        super::save_message(&mut *tx, conversation_id, message).await?;
     }
     tx.commit().await?;
     for message in closed {

@@ -16,10 +16,20 @@ pub struct Micro {
     /// `agent_loop`: (how, µs of CPU) for one `SELECT 1` to sqlx's SQLite thread and
     /// back, the floor under a step's storage.
     pub round_trip: Vec<(String, f64)>,
+    /// `agent_loop`: the judged figure's CPU per step split into the runtime thread's
+    /// (the loop's own work) and sqlx's SQLite threads', in µs.
+    pub loop_split: Option<LoopSplit>,
     /// `partial_json`: one row per argument size.
     pub partial_json: Vec<PartialJsonRow>,
     /// `partial_json`'s verdict on linearity, as it printed it.
     pub partial_json_linear: Option<String>,
+}
+
+/// Where a step's CPU went, on a SQLite file with many conversations at once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoopSplit {
+    pub runtime_thread_us: f64,
+    pub sqlite_threads_us: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +51,7 @@ pub fn run(ws: &Workspace) -> Result<Micro, Failure> {
     Ok(Micro {
         loop_per_step: parse_agent_loop(&agent_loop),
         round_trip: parse_round_trips(&agent_loop),
+        loop_split: parse_loop_split(&agent_loop),
         partial_json,
         partial_json_linear,
     })
@@ -100,6 +111,40 @@ fn parse_agent_loop(text: &str) -> Vec<(String, f64)> {
         }
     }
     figures
+}
+
+/// The `of which the runtime thread …: <x> µs` and `of which sqlx's SQLite threads …:
+/// <y> µs` lines under the figure [`loop_cost_figure`] judges (a SQLite file, many
+/// conversations at once).
+fn parse_loop_split(text: &str) -> Option<LoopSplit> {
+    let mut on_file = false;
+    let mut many = false;
+    let (mut runtime, mut sqlite) = (None, None);
+    let figure = |line: &str| {
+        line.rsplit(':')
+            .next()
+            .and_then(|tail| tail.split_whitespace().next())
+            .and_then(|n| n.parse::<f64>().ok())
+    };
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = line.strip_prefix("agent loop, offline model, ") {
+            on_file = rest.starts_with("SQLite file");
+            many = false;
+        } else if trimmed.contains(" at a time") {
+            many = !trimmed.starts_with("one ");
+        } else if on_file && many {
+            if trimmed.starts_with("of which the runtime thread") {
+                runtime = figure(trimmed);
+            } else if trimmed.starts_with("of which sqlx's SQLite threads") {
+                sqlite = figure(trimmed);
+            }
+        }
+    }
+    Some(LoopSplit {
+        runtime_thread_us: runtime?,
+        sqlite_threads_us: sqlite?,
+    })
 }
 
 /// Lines `round trip, <how>: <x> µs`.
@@ -205,6 +250,39 @@ mod tests {
                 "SQLite file (WAL), 16 conversations at a time, CPU".to_owned(),
                 70.5
             ))
+        );
+    }
+
+    #[test]
+    fn the_judged_figures_split_is_read_and_no_other() {
+        let text = "agent loop, offline model, SQLite file (WAL): 200 conversations of 3 runs (1000 steps)\n\
+                    \x20 one conversation at a time (latency: each step waits for its commit)\n\
+                    \x20   per step, loop CPU (all threads, the model's time taken out): 400.0 µs\n\
+                    \x20     of which the runtime thread (the loop): 150.0 µs\n\
+                    \x20     of which sqlx's SQLite threads (statements): 250.0 µs\n\
+                    \x20 16 conversations at a time (1000 steps)\n\
+                    \x20   per step, loop CPU:       125.8 µs\n\
+                    \x20     of which the runtime thread (the loop, the model taken out): 51.9 µs\n\
+                    \x20     of which sqlx's SQLite threads (statements, commits): 73.9 µs\n\
+                    agent loop, offline model, SQLite in memory: 200 conversations\n\
+                    \x20 16 conversations at a time (1000 steps)\n\
+                    \x20     of which the runtime thread (the loop): 60.0 µs\n\
+                    \x20     of which sqlx's SQLite threads (statements): 70.0 µs\n";
+        assert_eq!(
+            parse_loop_split(text),
+            Some(LoopSplit {
+                runtime_thread_us: 51.9,
+                sqlite_threads_us: 73.9
+            })
+        );
+        // The split lines are not figures of their own.
+        assert_eq!(parse_agent_loop(text).len(), 2);
+        // A bench without the split (an older build) has none.
+        assert_eq!(
+            parse_loop_split(
+                "agent loop, offline model, SQLite file (WAL): 1\n  16 conversations at a time\n"
+            ),
+            None
         );
     }
 

@@ -351,7 +351,13 @@ fn print_targets(context: &Context, datban: &Measured, peer: Option<&Measured>) 
     line(
         format!("loop cost per step ≤ {LOOP_PER_STEP_US:.0} µs (`agent_loop`)"),
         loop_cost.map_or("-".to_owned(), |(label, us)| {
-            format!("{us:.1} µs ({label})")
+            let split = context.micro.loop_split.map_or(String::new(), |split| {
+                format!(
+                    "; of it the runtime thread {:.1} µs, sqlx's SQLite threads {:.1} µs",
+                    split.runtime_thread_us, split.sqlite_threads_us
+                )
+            });
+            format!("{us:.1} µs ({label}{split})")
         }),
         loop_cost.map(|(_, us)| *us <= LOOP_PER_STEP_US),
     );

@@ -199,7 +199,7 @@ async fn existing(
 ) -> Result<store::Conversation, ApiError> {
     let found = match conversation {
         ConversationRef::New => None,
-        ConversationRef::Ours(id) => store::find_conversation(&state.db, id, owner).await?,
+        ConversationRef::Ours(id) => store::find_conversation(&state.reads, id, owner).await?,
         ConversationRef::Client(id) => find_client_conversation(state, owner, id).await?,
     };
     found.ok_or_else(|| ApiError::not_found("Conversation"))

@@ -201,7 +201,7 @@ pub async fn last_message(
 
 /// One message of a conversation.
 pub async fn message(
-    db: &Pool,
+    db: impl crate::db::Source,
     conversation_id: &str,
     message_id: &str,
 ) -> Result<Option<Message>, StoreError> {

@@ -85,7 +85,8 @@ impl Agent {
             return RunStatus::Error;
         };
         let pending = first.call.clone();
-        let loaded = store::message(&self.db, &pending.conversation_id, &pending.message_id).await;
+        let loaded =
+            store::message(&self.reads, &pending.conversation_id, &pending.message_id).await;
         let message = match loaded {
             Ok(Some(message)) => message,
             Ok(None) => {
@@ -143,7 +144,7 @@ impl Agent {
             return run.finish(RunStatus::AwaitingApproval).await;
         }
         run.save().await;
-        match store::pending_count(&self.db, &pending.message_id).await {
+        match store::pending_count(&self.reads, &pending.message_id).await {
             Ok(0) => {}
             Ok(_) => return run.finish(RunStatus::AwaitingApproval).await,
             Err(error) => {

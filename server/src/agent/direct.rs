@@ -124,7 +124,7 @@ pub async fn recheck_preview(
         }
     };
     let message =
-        match store::message(&agent.db, &pending.conversation_id, &pending.message_id).await {
+        match store::message(&agent.reads, &pending.conversation_id, &pending.message_id).await {
             Ok(Some(message)) => message,
             Ok(None) => return Ok(()),
             Err(error) => {

@@ -11,7 +11,7 @@ pub(super) async fn approve(
     Extension(OwnerId(owner)): Extension<OwnerId>,
     AppJson(request): AppJson<ApprovalRequest>,
 ) -> Result<Response, ApiError> {
-    store::find_conversation(&state.db, &request.conversation_id, &owner)
+    store::find_conversation(&state.reads, &request.conversation_id, &owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
     let wanted = vec![Wanted {
@@ -58,7 +58,7 @@ pub(super) async fn decide_all(
     // Edits are validated before anything is taken, so a bad edit loses nothing.
     for wanted in wanted {
         let Some(pending) =
-            store::peek_pending(&state.db, conversation_id, &wanted.call_id, &owner).await?
+            store::peek_pending(&state.reads, conversation_id, &wanted.call_id, &owner).await?
         else {
             let answer =
                 resolved_or_missing(state, conversation_id, &wanted.call_id, already_resolved())
@@ -133,9 +133,10 @@ pub(super) async fn decide_all(
         else {
             // Decided meanwhile, or held by a decision being carried out (here or on
             // another replica, alive or not yet found dead): the latter is no answer.
-            held |= store::peek_pending(&state.db, conversation_id, &pending.tool_call_id, &owner)
-                .await?
-                .is_some();
+            held |=
+                store::peek_pending(&state.reads, conversation_id, &pending.tool_call_id, &owner)
+                    .await?
+                    .is_some();
             continue;
         };
         taken.push((
@@ -272,7 +273,7 @@ pub(super) async fn reopen(
     Extension(OwnerId(owner)): Extension<OwnerId>,
     AppJson(request): AppJson<ReopenRequest>,
 ) -> Result<Response, ApiError> {
-    let conversation = store::find_conversation(&state.db, &request.conversation_id, &owner)
+    let conversation = store::find_conversation(&state.reads, &request.conversation_id, &owner)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
     let again_id = format!("again_{}", request.tool_call_id);
@@ -383,7 +384,7 @@ async fn resolved_or_missing(
     call_id: &str,
     already: ApiError,
 ) -> Result<ApiError, ApiError> {
-    let messages = store::messages(&state.db, conversation_id).await?;
+    let messages = store::messages(&state.reads, conversation_id).await?;
     let part = messages
         .iter()
         .find_map(|message| message.tool_part(call_id));

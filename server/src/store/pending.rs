@@ -78,7 +78,7 @@ pub const TAKE_SECONDS: i64 = crate::idempotency::LEASE_SECONDS;
 
 /// Reads a pending call without taking it (to validate an edit before the atomic take).
 pub async fn peek_pending(
-    db: &Pool,
+    db: impl crate::db::Source,
     conversation_id: &str,
     tool_call_id: &str,
     owner_id: &str,
@@ -351,7 +351,10 @@ pub async fn forget_failed_call(
 }
 
 /// How many calls of an assistant message still wait for a decision.
-pub async fn pending_count(db: &Pool, message_id: &str) -> Result<i64, StoreError> {
+pub async fn pending_count(
+    db: impl crate::db::Source,
+    message_id: &str,
+) -> Result<i64, StoreError> {
     let (count,): (i64,) =
         sqlx::query_as("SELECT COUNT(*) FROM pending_calls WHERE message_id = $1")
             .bind(message_id)

@@ -6,6 +6,7 @@
 //! reported, never fatal: this is a benchmark. A reply that fails its checks is fatal,
 //! after the table: figures from broken replies mean nothing.
 
+mod approvals;
 mod load;
 mod micro;
 mod peer;
@@ -38,6 +39,9 @@ const OPEN_REPLIES: [usize; 2] = [1_000, 10_000];
 /// The offline model's pause per token while replies are held open: long enough that
 /// none finishes while the others are being opened.
 const SLOW_TOKEN_DELAY_MS: u64 = 2000;
+/// People approving their booking forms at the same moment, and how many times.
+const APPROVERS: usize = 100;
+const APPROVAL_ROUNDS: usize = 3;
 /// How long opening K replies may take before the rest count as failed.
 const OPEN_DEADLINE: Duration = Duration::from_secs(120);
 /// Open files wanted per process (the generator's end of the held-open sockets, and the
@@ -49,6 +53,9 @@ pub struct Measured {
     pub label: String,
     pub windows: Vec<Window>,
     pub open: Vec<OpenReplies>,
+    /// [`APPROVERS`] people approving at once (datban's servers only: the peer has no
+    /// approvals to take).
+    pub approvals: Option<approvals::Approvals>,
     /// Names the processes whose CPU each window's `cpu_seconds` holds, after the server.
     pub extra_cpu: Option<&'static str>,
     /// Whether replies it could not hold open invalidate the run. Not for the peer: how
@@ -59,7 +66,10 @@ pub struct Measured {
 impl Measured {
     fn fatal_failures(&self) -> u64 {
         let open: u64 = self.open.iter().map(|o| o.failures.total).sum();
+        // An approval that did not end in a booking is what the store must never do.
+        let approvals = self.approvals.as_ref().map_or(0, |a| a.failures.total);
         self.windows.iter().map(|w| w.failures.total).sum::<u64>()
+            + approvals
             + if self.open_failures_fatal { open } else { 0 }
     }
 }
@@ -266,6 +276,7 @@ fn datban_sqlite(ws: &Workspace, binary: &Path, open_files: u64) -> Result<Measu
         "datban, SQLite file",
         open_files,
         true,
+        true,
         |label, delay_ms| start_datban(ws, binary, &format!("sqlite-{label}"), None, delay_ms),
     )
 }
@@ -277,6 +288,7 @@ fn measure_alone(
     label: &str,
     open_files: u64,
     open_failures_fatal: bool,
+    with_approvals: bool,
     start: impl Fn(&str, u64) -> Result<Server, Failure>,
 ) -> Result<Measured, Failure> {
     let server = start("fast", 0)?;
@@ -284,6 +296,7 @@ fn measure_alone(
     let ticks = sys::clock_ticks();
     let probe = move || vec![sys::cpu_ticks(pid).unwrap_or(0) as f64 / ticks];
     let windows = run_windows(&server, &probe);
+    let approvals = with_approvals.then(|| approve_at_once(&server, &probe));
     drop(server);
 
     let mut open = Vec::new();
@@ -298,6 +311,7 @@ fn measure_alone(
         label: label.to_owned(),
         windows,
         open,
+        approvals,
         extra_cpu: None,
         open_failures_fatal,
     })
@@ -338,6 +352,7 @@ fn measure_floor(program: &Path, open_files: u64) -> Result<Measured, Failure> {
         label: "floor (hyper + axum + tokio alone)".to_owned(),
         windows: Vec::new(),
         open,
+        approvals: None,
         extra_cpu: None,
         open_failures_fatal: true,
     })
@@ -371,15 +386,43 @@ fn datban_postgres(ws: &Workspace, binary: &Path) -> Result<Measured, Failure> {
     if windows.iter().any(|w| w.failures.total > 0) {
         server.print_log_tail();
     }
+    let approvals = approve_at_once(&server, &probe);
     drop(server);
     drop(cluster);
     Ok(Measured {
         label: "datban, PostgreSQL".to_owned(),
         windows,
         open: Vec::new(),
+        approvals: Some(approvals),
         extra_cpu: Some("postgres"),
         open_failures_fatal: true,
     })
+}
+
+/// [`APPROVERS`] people approving at once, [`APPROVAL_ROUNDS`] times, against a running
+/// server.
+fn approve_at_once(server: &Server, probe: &(dyn Fn() -> Vec<f64> + Sync)) -> approvals::Approvals {
+    let approvals = approvals::at_once(server.addr, APPROVERS, APPROVAL_ROUNDS, probe);
+    for (i, round) in approvals.rounds.iter().enumerate() {
+        println!(
+            "bench: {APPROVERS} approvals at once, round {}: {} confirmed, {} waitlisted, the last after {}, server CPU {}",
+            i + 1,
+            round.confirmed,
+            round.waitlisted,
+            report::ms(Some(round.wall)),
+            round
+                .cpu_seconds
+                .first()
+                .map_or("-".to_owned(), |s| format!("{:.0} ms", s * 1e3))
+        );
+    }
+    for cause in approvals.failures.describe() {
+        println!("  {cause}");
+    }
+    if approvals.failures.total > 0 && server.log_lines() > 0 {
+        server.print_log_tail();
+    }
+    approvals
 }
 
 /// The closed-loop windows at every concurrency, against a running server.

@@ -99,6 +99,34 @@ impl Client {
         sse::check_body(&self.body)
     }
 
+    /// `POST path` with `body` (JSON) and the client's owner cookie, on its kept-alive
+    /// connection: the reply's body, which must come with status 200.
+    pub fn post(&mut self, path: &str, body: &str) -> Result<Vec<u8>, RunError> {
+        let cookie = self
+            .cookie
+            .as_ref()
+            .map(|c| format!("Cookie: {c}\r\n"))
+            .unwrap_or_default();
+        self.request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: text/event-stream\r\nContent-Length: {}\r\n{cookie}\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .into_bytes();
+        let reused = self.conn.is_some();
+        let result = match self.exchange() {
+            Err(Attempt::Unanswered(_)) if reused => {
+                self.conn = None;
+                self.exchange().map_err(Attempt::into_error)
+            }
+            other => other.map_err(Attempt::into_error),
+        };
+        // Back to the chat request `run` sends, with whatever cookie the reply gave.
+        self.build_request();
+        result.map(|()| self.body.clone())
+    }
+
     fn exchange(&mut self) -> Result<(), Attempt> {
         self.body.clear();
         let request = std::mem::take(&mut self.request);
@@ -301,7 +329,7 @@ pub struct Failures {
 }
 
 impl Failures {
-    fn add(&mut self, cause: RunError) {
+    pub fn add(&mut self, cause: RunError) {
         self.total += 1;
         *self.by_cause.entry(cause).or_default() += 1;
     }

@@ -117,7 +117,7 @@ fn start(peer: &Peer, label: &str, delay_ms: u64) -> Result<server::Server, Fail
 }
 
 pub fn measure(peer: &Peer, open_files: u64) -> Result<Measured, Failure> {
-    super::measure_alone(&peer.label, open_files, false, |label, delay_ms| {
+    super::measure_alone(&peer.label, open_files, false, false, |label, delay_ms| {
         start(peer, &format!("peer-{label}"), delay_ms)
     })
 }

@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use super::{micro::Micro, Measured, CONCURRENCY, SLOW_TOKEN_DELAY_MS, WARMUP, WINDOW};
+use super::{
+    micro::Micro, Measured, APPROVAL_ROUNDS, APPROVERS, CONCURRENCY, SLOW_TOKEN_DELAY_MS, WARMUP,
+    WINDOW,
+};
 
 pub struct Context {
     pub date: String,
@@ -128,6 +131,7 @@ pub fn print(
             context.open_files
         );
     }
+    print_approvals(&servers);
 
     println!("\n| in-process benchmark | figure |\n|---|---|");
     println!(
@@ -215,6 +219,53 @@ fn times(x: Option<f64>) -> String {
 
 fn secs(d: Option<Duration>) -> Option<f64> {
     d.map(|d| d.as_secs_f64())
+}
+
+/// The busy evening: everyone with a form open approves at once.
+fn print_approvals(servers: &[&Measured]) {
+    let approving: Vec<(&Measured, &super::approvals::Approvals)> = servers
+        .iter()
+        .filter_map(|s| Some((*s, s.approvals.as_ref()?)))
+        .collect();
+    if approving.is_empty() {
+        return;
+    }
+    println!(
+        "\n{APPROVERS} people, each with a booking form open (a new owner each), approve at the \
+         same moment (`POST /api/approvals`, each on its own connection); the median of \
+         {APPROVAL_ROUNDS} rounds by time:\n"
+    );
+    println!(
+        "| server | approvals | confirmed | waitlisted | the last one done after | server CPU per approval | failed (all rounds) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (server, approvals) in approving {
+        let Some(round) = approvals.median() else {
+            continue;
+        };
+        let per = |i: usize| {
+            round
+                .cpu_seconds
+                .get(i)
+                .map(|s| s * 1e6 / approvals.people.max(1) as f64)
+        };
+        let cpu = match (per(0), server.extra_cpu, per(1)) {
+            (Some(own), Some(name), Some(extra)) => {
+                format!("{own:.0} µs + {extra:.0} µs in {name}")
+            }
+            (Some(own), _, _) => format!("{own:.0} µs"),
+            _ => "-".to_owned(),
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {cpu} | {} |",
+            server.label,
+            approvals.people,
+            round.confirmed,
+            round.waitlisted,
+            ms(Some(round.wall)),
+            approvals.failures.total
+        );
+    }
 }
 
 fn print_ratios(datban: &Measured, peer: &Measured) {

@@ -176,10 +176,7 @@ fn booking_status(body: &[u8], call: &str) -> Result<Booked, RunError> {
         .find(|e| e["type"] == "tool-output-available" && e["toolCallId"] == call)
         .map(|e| &e["output"])
         .ok_or("no output for the approved call")?;
-    if !output["bookingId"]
-        .as_str()
-        .is_some_and(|id| !id.is_empty())
-    {
+    if output["bookingId"].as_str().is_none_or(str::is_empty) {
         return Err("the output names no booking".into());
     }
     if !events.iter().any(|e| e["type"] == "finish") {

@@ -61,19 +61,24 @@ impl Client {
         client
     }
 
+    /// The chat request `run` sends, with the owner cookie the client holds.
     fn build_request(&mut self) {
+        self.request = self.request_to("/api/chat", CHAT_BODY);
+    }
+
+    fn request_to(&self, path: &str, body: &str) -> Vec<u8> {
         let cookie = self
             .cookie
             .as_ref()
             .map(|c| format!("Cookie: {c}\r\n"))
             .unwrap_or_default();
-        self.request = format!(
-            "POST /api/chat HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: text/event-stream\r\nContent-Length: {}\r\n{cookie}\r\n{CHAT_BODY}",
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: text/event-stream\r\nContent-Length: {}\r\n{cookie}\r\n{body}",
             self.addr,
-            CHAT_BODY.len()
+            body.len()
         )
-        .into_bytes();
+        .into_bytes()
     }
 
     fn connect(&mut self) -> Result<&mut BufReader<TcpStream>, RunError> {
@@ -88,6 +93,13 @@ impl Client {
     /// One run: request, whole reply, check. A kept-alive connection the server closed
     /// in between is reopened once, as any HTTP client does.
     pub fn run(&mut self) -> Result<sse::Summary, RunError> {
+        self.exchange_reconnecting()?;
+        sse::check_body(&self.body)
+    }
+
+    /// The request once more on a new connection when a kept-alive one was closed before
+    /// any byte of the reply.
+    fn exchange_reconnecting(&mut self) -> Result<(), RunError> {
         let reused = self.conn.is_some();
         match self.exchange() {
             Err(Attempt::Unanswered(_)) if reused => {
@@ -95,33 +107,14 @@ impl Client {
                 self.exchange().map_err(Attempt::into_error)
             }
             other => other.map_err(Attempt::into_error),
-        }?;
-        sse::check_body(&self.body)
+        }
     }
 
     /// `POST path` with `body` (JSON) and the client's owner cookie, on its kept-alive
     /// connection: the reply's body, which must come with status 200.
     pub fn post(&mut self, path: &str, body: &str) -> Result<Vec<u8>, RunError> {
-        let cookie = self
-            .cookie
-            .as_ref()
-            .map(|c| format!("Cookie: {c}\r\n"))
-            .unwrap_or_default();
-        self.request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: text/event-stream\r\nContent-Length: {}\r\n{cookie}\r\n{body}",
-            self.addr,
-            body.len()
-        )
-        .into_bytes();
-        let reused = self.conn.is_some();
-        let result = match self.exchange() {
-            Err(Attempt::Unanswered(_)) if reused => {
-                self.conn = None;
-                self.exchange().map_err(Attempt::into_error)
-            }
-            other => other.map_err(Attempt::into_error),
-        };
+        self.request = self.request_to(path, body);
+        let result = self.exchange_reconnecting();
         // Back to the chat request `run` sends, with whatever cookie the reply gave.
         self.build_request();
         result.map(|()| self.body.clone())
@@ -639,13 +632,22 @@ mod tests {
 
     /// A one-connection server that answers every request with `reply`.
     fn serve(reply: &'static str, requests: usize) -> SocketAddr {
+        serve_seen(reply, requests).0
+    }
+
+    /// [`serve`], telling each request it read (its head and its body).
+    fn serve_seen(
+        reply: &'static str,
+        requests: usize,
+    ) -> (SocketAddr, std::sync::mpsc::Receiver<(String, String)>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
+        let (seen, read) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let (stream, _) = listener.accept().unwrap();
             let mut reader = BufReader::new(stream);
             for _ in 0..requests {
-                let mut length = 0;
+                let (mut head, mut length) = (String::new(), 0);
                 loop {
                     let mut line = String::new();
                     reader.read_line(&mut line).unwrap();
@@ -655,13 +657,16 @@ mod tests {
                     if line == "\r\n" {
                         break;
                     }
+                    head.push_str(&line);
                 }
                 let mut body = vec![0; length];
                 reader.read_exact(&mut body).unwrap();
+                // The test may have stopped listening.
+                let _ = seen.send((head, String::from_utf8_lossy(&body).into_owned()));
                 reader.get_mut().write_all(reply.as_bytes()).unwrap();
             }
         });
-        addr
+        (addr, read)
     }
 
     const EVENTS: &str = "data: {\"type\":\"tool-output-available\"}\n\ndata: {\"type\":\"finish\"}\n\ndata: [DONE]\n\n";
@@ -681,6 +686,42 @@ mod tests {
         assert_eq!(client.cookie.as_deref(), Some("datban_owner=abc"));
         assert!(String::from_utf8_lossy(&client.request).contains("Cookie: datban_owner=abc\r\n"));
         assert_eq!(client.run().unwrap().events, 3);
+    }
+
+    #[test]
+    fn a_post_goes_to_its_path_with_the_cookie_and_runs_chat_again_after() {
+        let reply: &'static str = Box::leak(
+            format!(
+                "HTTP/1.1 200 OK\r\nset-cookie: datban_owner=abc; Path=/\r\n\
+                 content-length: {}\r\n\r\n{EVENTS}",
+                EVENTS.len()
+            )
+            .into_boxed_str(),
+        );
+        let (addr, requests) = serve_seen(reply, 3);
+        let mut client = Client::new(addr);
+        client.run().unwrap();
+        let reply = client
+            .post("/api/approvals", r#"{"approved":true}"#)
+            .unwrap();
+        assert_eq!(reply, EVENTS.as_bytes());
+        client.run().unwrap();
+        let requests: Vec<(String, String)> = requests.iter().take(3).collect();
+        assert!(requests[0].0.starts_with("POST /api/chat "), "{requests:?}");
+        assert!(!requests[0].0.contains("Cookie:"), "{requests:?}");
+        assert!(
+            requests[1].0.starts_with("POST /api/approvals "),
+            "{requests:?}"
+        );
+        assert!(
+            requests[1].0.contains("Cookie: datban_owner=abc\r\n"),
+            "{requests:?}"
+        );
+        assert_eq!(requests[1].1, r#"{"approved":true}"#);
+        assert!(requests[2].0.starts_with("POST /api/chat "), "{requests:?}");
+        assert_eq!(requests[2].1, CHAT_BODY);
+        // One kept-alive connection for all three.
+        assert_eq!(client.connects, 1);
     }
 
     fn chunked(events: &str) -> &'static str {

@@ -73,13 +73,7 @@ pub fn print(
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for server in &servers {
         for w in &server.windows {
-            let cpu = match (w.cpu_per_run_us(0), server.extra_cpu, w.cpu_per_run_us(1)) {
-                (Some(own), Some(name), Some(extra)) => {
-                    format!("{own:.0} µs + {extra:.0} µs in {name}")
-                }
-                (Some(own), _, _) => format!("{own:.0} µs"),
-                _ => "-".to_owned(),
-            };
+            let cpu = cpu_cell(w.cpu_per_run_us(0), server.extra_cpu, w.cpu_per_run_us(1));
             println!(
                 "| {} | {} | {:.0} | {} | {} | {cpu} | {} | {:.0}% | {} |",
                 server.label,
@@ -221,6 +215,16 @@ fn secs(d: Option<Duration>) -> Option<f64> {
     d.map(|d| d.as_secs_f64())
 }
 
+/// The server's CPU per unit of work in µs, and that of the processes named `extra`
+/// (PostgreSQL's) beside it when they were probed.
+fn cpu_cell(own: Option<f64>, extra: Option<&str>, extra_us: Option<f64>) -> String {
+    match (own, extra, extra_us) {
+        (Some(own), Some(name), Some(theirs)) => format!("{own:.0} µs + {theirs:.0} µs in {name}"),
+        (Some(own), _, _) => format!("{own:.0} µs"),
+        _ => "-".to_owned(),
+    }
+}
+
 /// The busy evening: everyone with a form open approves at once.
 fn print_approvals(servers: &[&Measured]) {
     let approving: Vec<(&Measured, &super::approvals::Approvals)> = servers
@@ -249,13 +253,7 @@ fn print_approvals(servers: &[&Measured]) {
                 .get(i)
                 .map(|s| s * 1e6 / approvals.people.max(1) as f64)
         };
-        let cpu = match (per(0), server.extra_cpu, per(1)) {
-            (Some(own), Some(name), Some(extra)) => {
-                format!("{own:.0} µs + {extra:.0} µs in {name}")
-            }
-            (Some(own), _, _) => format!("{own:.0} µs"),
-            _ => "-".to_owned(),
-        };
+        let cpu = cpu_cell(per(0), server.extra_cpu, per(1));
         println!(
             "| {} | {} | {} | {} | {} | {cpu} | {} |",
             server.label,

@@ -69,9 +69,9 @@ async fn conversation(agent: &Arc<Agent>, runs: &Runs) -> usize {
     let mut steps = 0;
     for (turn, text) in SCRIPT.into_iter().enumerate() {
         let created = turn == 0;
-        // As the chat handler does: a new conversation's place, or an existing one's
-        // (its lease taken with the turn on SQLite, before it on PostgreSQL), then a later
-        // turn reads the conversation once for the run.
+        // As the chat handler does: a new conversation's place, or for a later turn the
+        // conversation found by its id, its place (the lease taken with the turn on SQLite,
+        // before it on PostgreSQL) and its messages read once for the run.
         let (reservation, mut earlier) = if created {
             let reservation = runs
                 .reserve_unstored(&conversation.owner_id, &conversation.id)
@@ -79,6 +79,12 @@ async fn conversation(agent: &Arc<Agent>, runs: &Runs) -> usize {
                 .unwrap();
             (reservation, Vec::new())
         } else {
+            // The handler first finds the person's conversation by the id they sent.
+            let found =
+                store::find_conversation(&agent.reads, &conversation.id, &conversation.owner_id)
+                    .await
+                    .unwrap();
+            assert!(found.is_some(), "the conversation's first turn is stored");
             let reservation = runs
                 .reserve_existing(&conversation.owner_id, &conversation.id)
                 .await

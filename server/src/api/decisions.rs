@@ -282,7 +282,7 @@ pub(super) async fn reopen(
         .runs
         .reserve(&owner, &conversation.id, Some(DECISION_WAIT))
         .await?;
-    let messages = store::messages(&state.db, &conversation.id).await?;
+    let messages = store::messages(&state.reads, &conversation.id).await?;
     // An earlier try that failed on our side is tried again, not given as the answer.
     let mut failed_try = None;
     if let Some(existing) = messages

@@ -99,11 +99,7 @@ fn parse_agent_loop(text: &str) -> Vec<(String, f64)> {
             } else {
                 "wall"
             };
-            let number = line
-                .rsplit(':')
-                .next()
-                .and_then(|tail| tail.split_whitespace().next())
-                .and_then(|n| n.parse::<f64>().ok());
+            let number = trailing_figure(line);
             if let (Some(label), Some(number)) = (label.clone(), number) {
                 let way = if way.is_empty() { "one" } else { way.as_str() };
                 figures.push((format!("{label}, {way} at a time, {kind}"), number));
@@ -120,12 +116,6 @@ fn parse_loop_split(text: &str) -> Option<LoopSplit> {
     let mut on_file = false;
     let mut many = false;
     let (mut runtime, mut sqlite) = (None, None);
-    let figure = |line: &str| {
-        line.rsplit(':')
-            .next()
-            .and_then(|tail| tail.split_whitespace().next())
-            .and_then(|n| n.parse::<f64>().ok())
-    };
     for line in text.lines() {
         let trimmed = line.trim_start();
         if let Some(rest) = line.strip_prefix("agent loop, offline model, ") {
@@ -135,9 +125,9 @@ fn parse_loop_split(text: &str) -> Option<LoopSplit> {
             many = !trimmed.starts_with("one ");
         } else if on_file && many {
             if trimmed.starts_with("of which the runtime thread") {
-                runtime = figure(trimmed);
+                runtime = trailing_figure(trimmed);
             } else if trimmed.starts_with("of which sqlx's SQLite threads") {
-                sqlite = figure(trimmed);
+                sqlite = trailing_figure(trimmed);
             }
         }
     }
@@ -145,6 +135,14 @@ fn parse_loop_split(text: &str) -> Option<LoopSplit> {
         runtime_thread_us: runtime?,
         sqlite_threads_us: sqlite?,
     })
+}
+
+/// The number after a line's last `:` (`… : 117.6 µs` → 117.6).
+fn trailing_figure(line: &str) -> Option<f64> {
+    line.rsplit(':')
+        .next()
+        .and_then(|tail| tail.split_whitespace().next())
+        .and_then(|n| n.parse::<f64>().ok())
 }
 
 /// Lines `round trip, <how>: <x> µs`.

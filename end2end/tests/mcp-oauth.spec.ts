@@ -1,11 +1,6 @@
 import { test, expect, type Page } from '@playwright/test';
-import {
-  auth,
-  Client,
-  StreamableHTTPClientTransport,
-  type OAuthClientProvider,
-} from '@modelcontextprotocol/client';
 import { open } from './helpers';
+import { base, connect, evening, Provider, signIn, structured, type Any } from './mcp-helpers';
 
 // The whole way a host such as ChatGPT uses datban: the official MCP client discovers the
 // authorization server from the sign-in challenge, registers itself, sends the person to
@@ -13,107 +8,6 @@ import { open } from './helpers';
 // code with PKCE, calls a personal tool, the person approves in the "widget" (here, the
 // test calls decide_approval with the token from the result's _meta, as the widget does),
 // and the booking is then on that person's "my bookings" page. Then refresh and revoke.
-
-const base = process.env.DATBAN_BASE_URL ?? 'http://127.0.0.1:3000';
-const CALLBACK = 'http://127.0.0.1:9/callback';
-
-type Any = Record<string, any>;
-
-/** 19:00 in Hà Nội, `days` from now: a time the restaurant seats guests. */
-function evening(days: number): string {
-  const day = new Date(Date.now() + days * 86_400_000 + 7 * 3_600_000).toISOString().slice(0, 10);
-  return `${day}T19:00:00+07:00`;
-}
-
-/** An OAuth client provider kept in memory, whose "browser" is a Playwright page. */
-class Provider implements OAuthClientProvider {
-  info?: Any;
-  saved?: Any;
-  verifier = '';
-  authorizationUrl?: URL;
-  get redirectUrl() {
-    return CALLBACK;
-  }
-  get clientMetadata() {
-    return {
-      client_name: 'Test Host',
-      redirect_uris: [CALLBACK],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    } as Any as OAuthClientProvider['clientMetadata'];
-  }
-  clientInformation() {
-    return this.info as Any;
-  }
-  saveClientInformation(info: Any) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved as Any;
-  }
-  saveTokens(tokens: Any) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  discovery?: Any;
-  saveDiscoveryState(state: Any) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
-function structured(result: Any): Any {
-  expect(result.structuredContent, JSON.stringify(result)).toBeTruthy();
-  return result.structuredContent;
-}
-
-async function connect(assistant: string, provider?: Provider): Promise<Client> {
-  const client = new Client({ name: 'test-host', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } } as Any);
-  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/${assistant}`), {
-    authProvider: provider,
-  });
-  await client.connect(transport);
-  return client;
-}
-
-/** Signs in through the consent page in `page` (whose cookie is the person's). */
-async function signIn(page: Page, provider: Provider, assistant: string, challenge: string) {
-  const serverUrl = `${base}/mcp/${assistant}`;
-  const metadata = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
-  expect(metadata).toBeTruthy();
-  const first = await auth(provider, { serverUrl, resourceMetadataUrl: new URL(metadata!) });
-  expect(first).toBe('REDIRECT');
-  expect(provider.authorizationUrl?.searchParams.get('code_challenge_method')).toBe('S256');
-  let callback: URL | undefined;
-  await page.route(`${CALLBACK}**`, async (route) => {
-    callback = new URL(route.request().url());
-    await route.fulfill({ status: 200, body: 'signed in' });
-  });
-  await page.goto(provider.authorizationUrl!.toString());
-  // Its buttons answer a click only once the page is hydrated.
-  await expect(page.locator('main.consent-page')).toHaveAttribute('data-hydrated', 'true');
-  await expect(page.getByText('Test Host').first()).toBeVisible();
-  await page.getByRole('button', { name: /Cho phép|Allow/ }).click();
-  await expect.poll(() => callback?.searchParams.get('code') ?? null).not.toBeNull();
-  const done = await auth(provider, {
-    serverUrl,
-    authorizationCode: callback!.searchParams.get('code')!,
-    iss: callback!.searchParams.get('iss') ?? undefined,
-  });
-  expect(done).toBe('AUTHORIZED');
-  expect(provider.saved?.access_token).toBeTruthy();
-}
 
 /** A person signs in from the challenge of an anonymous call, then their host proposes a
  * booking: what the widget would get. */

@@ -223,6 +223,22 @@ fn issue_sentence(issue: &ValidationIssue, code: ErrorCode, lang: Lang) -> Strin
             format!("Chỉ nhận đặt bàn trong vòng {days} ngày tới."),
             format!("Tables can be booked at most {days} days ahead."),
         ),
+        Rule::BeyondForecast { days } => lang.pick(
+            format!("Chỉ có dự báo thời tiết cho {days} ngày, tính từ hôm nay."),
+            format!("The forecast only covers {days} days, starting today."),
+        ),
+        Rule::Exclusive { with } => {
+            let other = field_label(with, lang);
+            lang.pick(
+                format!("Chỉ nêu {field} hoặc {other}, không nêu cả hai."),
+                format!("Give the {field} or the {other}, not both."),
+            )
+        }
+        // The days of a forecast: `from` after `to`.
+        Rule::MinAboveMax { max_field } if max_field == "to" => lang.pick(
+            "Ngày bắt đầu nằm sau ngày kết thúc.".to_owned(),
+            "The first day is after the last day.".to_owned(),
+        ),
         Rule::MinAboveMax { .. } => lang.pick(
             "Ngân sách tối thiểu lớn hơn ngân sách tối đa.".to_owned(),
             "The lowest budget is above the highest.".to_owned(),
@@ -313,6 +329,8 @@ pub fn field_label(path: &str, lang: Lang) -> &'static str {
         "cuisine" => lang.pick("món ăn", "cuisine"),
         "date" => lang.pick("ngày", "date"),
         "days" => lang.pick("số ngày", "number of days"),
+        "from" => lang.pick("ngày bắt đầu", "first day"),
+        "to" => lang.pick("ngày kết thúc", "last day"),
         "bookingId" => lang.pick("mã đặt bàn", "booking reference"),
         "includePastAndCancelled" => lang.pick("lựa chọn hiển thị", "display option"),
         "interests" => lang.pick("sở thích", "interests"),

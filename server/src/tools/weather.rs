@@ -9,10 +9,11 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
 use serde::Deserialize;
 use shared::tools::{
-    DailyForecast, ErrorCode, GetWeatherInput, GetWeatherOutput, Rule, ToolError, WeatherCondition,
+    AskedDays, DailyForecast, ErrorCode, GetWeatherInput, GetWeatherOutput, Rule, ToolError,
+    WeatherCondition,
 };
 
 use super::{
@@ -136,25 +137,24 @@ fn forecast(city: &str, climate: &Climate, date: NaiveDate) -> DailyForecast {
     }
 }
 
-/// The forecast for `days` days starting at `now`'s local date.
+/// The forecast for `count` days from `first`.
 fn forecast_days(
     city: &str,
     climate: &Climate,
-    now: DateTime<Utc>,
-    days: u8,
+    first: NaiveDate,
+    count: u8,
 ) -> Result<Vec<DailyForecast>, ExecError> {
-    let today = vietnam_today(now);
-    (0..u64::from(days))
+    (0..u64::from(count))
         .map(|offset| {
-            today
+            first
                 .checked_add_days(chrono::Days::new(offset))
                 .map(|date| forecast(city, climate, date))
-                .ok_or_else(|| ExecError::Internal(format!("date overflow after {today}")))
+                .ok_or_else(|| ExecError::Internal(format!("date overflow after {first}")))
         })
         .collect()
 }
 
-/// Runs `getWeather`.
+/// Runs `getWeather`: exactly the days asked for, counted from today or named.
 pub async fn run(
     input: &GetWeatherInput,
     ctx: &ToolContext,
@@ -166,24 +166,17 @@ pub async fn run(
                 .into(),
         ));
     }
-    if !(1..=7).contains(&input.days) {
-        let rule = if input.days < 1 {
-            Rule::BelowMinimum {
-                min: 1.into(),
-                exclusive: false,
-            }
-        } else {
-            Rule::AboveMaximum {
-                max: 7.into(),
-                exclusive: false,
-            }
-        };
-        return Err(ExecError::invalid_at(
-            "days",
-            rule,
-            format!("days must be between 1 and 7, got {}", input.days),
-        ));
-    }
+    // The model's calls were validated against the same rules a moment ago; an input
+    // that was not (a test's, a stored one run again after midnight) is held to them here,
+    // so no forecast reaches past the week or before today.
+    let span = input.span(vietnam_today(ctx.now)).map_err(|issues| {
+        let message = issues
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        ExecError::Tool(ToolError::new(ErrorCode::ValidationError, message).with_issues(issues))
+    })?;
     let Some((city, climate)) =
         canonical_city(typed).and_then(|city| climate(city).map(|climate| (city, climate)))
     else {
@@ -199,16 +192,16 @@ pub async fn run(
         ));
     };
     let days = match &ctx.upstreams.weather {
-        Some(service) => {
-            service
-                .forecast(city, vietnam_today(ctx.now), input.days)
-                .await?
-        }
-        None => forecast_days(city, &climate, ctx.now, input.days)?,
+        Some(service) => service.forecast(city, span.first, span.count).await?,
+        None => forecast_days(city, &climate, span.first, span.count)?,
     };
     Ok(GetWeatherOutput {
         city: city.to_owned(),
         days,
+        asked: span.named.then(|| AskedDays {
+            from: span.first,
+            to: span.last(),
+        }),
     })
 }
 

@@ -131,7 +131,19 @@ pub enum Rule {
         /// How many days ahead bookings are taken.
         days: u32,
     },
-    /// A lower bound above its upper bound (`budget_min` over `budget_max`).
+    /// A day past the end of a forecast.
+    BeyondForecast {
+        /// How many days the forecast covers, today included.
+        days: u32,
+    },
+    /// A field given together with one it excludes (`days` with `from`: two ways of
+    /// saying which days, which could disagree).
+    Exclusive {
+        /// The path of the other field.
+        with: String,
+    },
+    /// A lower bound above its upper bound (`budget_min` over `budget_max`, `from` after
+    /// `to`).
     MinAboveMax {
         /// The path of the upper bound.
         max_field: String,
@@ -220,6 +232,12 @@ pub(crate) fn rule_from_value(value: serde_json::Value) -> Result<Rule, String> 
         "inPast" => Rule::InPast,
         "tooFarAhead" => Rule::TooFarAhead {
             days: typed(take(fields, "days")?)?,
+        },
+        "beyondForecast" => Rule::BeyondForecast {
+            days: typed(take(fields, "days")?)?,
+        },
+        "exclusive" => Rule::Exclusive {
+            with: take_str(fields, "with")?,
         },
         "minAboveMax" => Rule::MinAboveMax {
             max_field: take_str(fields, "maxField")?,
@@ -489,6 +507,10 @@ pub(crate) fn every_kind() -> Vec<Rule> {
         },
         Rule::InPast,
         Rule::TooFarAhead { days: 60 },
+        Rule::BeyondForecast { days: 7 },
+        Rule::Exclusive {
+            with: "from".into(),
+        },
         Rule::MinAboveMax {
             max_field: "budget_max".into(),
         },
@@ -530,6 +552,8 @@ pub(crate) fn every_kind() -> Vec<Rule> {
             | Rule::OneOf { .. }
             | Rule::InPast
             | Rule::TooFarAhead { .. }
+            | Rule::BeyondForecast { .. }
+            | Rule::Exclusive { .. }
             | Rule::MinAboveMax { .. }
             | Rule::NoSuch { .. }
             | Rule::OutsideHours { .. }
@@ -602,6 +626,8 @@ mod tests {
             json!({"kind": "noSuch", "entity": "Restaurant"}),
             json!({"kind": "outsideHours", "restaurant": "x", "open": "06:00", "close": "22:00"}),
             json!({"kind": "minAboveMax", "maxField": null}),
+            json!({"kind": "beyondForecast"}),
+            json!({"kind": "exclusive", "with": 3}),
         ];
         for value in rejected {
             let (ours, derived) = both(&value);

@@ -44,7 +44,10 @@ pub use shipping::{
 };
 #[cfg(feature = "validate")]
 pub use validate::validate_arguments;
-pub use weather::{DailyForecast, GetWeather, GetWeatherInput, GetWeatherOutput, WeatherCondition};
+pub use weather::{
+    vietnam_date, AskedDays, DailyForecast, ForecastSpan, GetWeather, GetWeatherInput,
+    GetWeatherOutput, WeatherCondition, FORECAST_DAYS,
+};
 #[cfg(test)]
 pub(crate) use {
     error::{entity_from_value, error_code_from_value, issue_from_value, tool_error_from_value},

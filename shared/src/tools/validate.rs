@@ -320,7 +320,9 @@ mod tests {
             input,
             ToolInput::GetWeather(crate::tools::GetWeatherInput {
                 city: "Hà Nội".into(),
-                days: 1
+                days: None,
+                from: None,
+                to: None,
             })
         );
         let booking = validate_arguments(
@@ -485,8 +487,11 @@ mod tests {
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["additionalProperties"], false);
         assert_eq!(schema["required"], serde_json::json!(["city"]));
-        assert_eq!(schema["properties"]["days"]["default"], 1);
         assert_eq!(schema["properties"]["days"]["maximum"], 7);
+        // Named days are dates, which the validator checks as such.
+        for field in ["from", "to"] {
+            assert_eq!(schema["properties"][field]["format"], "date", "{field}");
+        }
         let booking = ToolName::CreateBooking.input_schema();
         assert_eq!(booking["properties"]["startsAt"]["format"], "date-time");
         assert!(!booking.to_string().contains("$ref"));

@@ -258,9 +258,12 @@ mod tests {
         );
         let hue = exchange(&mut history, "còn Huế thì sao?", weather.clone());
         assert_eq!(hue.name, GET_WEATHER);
-        assert_eq!(arguments(&hue), json!({"city": "Huế", "days": 2}));
+        assert_eq!(arguments(&hue), json!({"city": "Huế", "from": "2026-11-30"}));
         let hanoi = exchange(&mut history, "còn Hà Nội?", weather.clone());
-        assert_eq!(arguments(&hanoi), json!({"city": "Hà Nội", "days": 2}));
+        assert_eq!(
+            arguments(&hanoi),
+            json!({"city": "Hà Nội", "from": "2026-11-30"})
+        );
 
         let mut history = Vec::new();
         exchange(
@@ -271,7 +274,7 @@ mod tests {
         history.push(user("what about Hue?"));
         assert_eq!(
             arguments(plan(history).only_call()),
-            json!({"city": "Huế", "days": 2})
+            json!({"city": "Huế", "from": "2026-11-30"})
         );
 
         let mut history = Vec::new();

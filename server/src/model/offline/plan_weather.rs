@@ -1,5 +1,6 @@
-//! The restaurant assistant's weather: a getWeather call per city covering the days asked
-//! about ("cuối tuần này" on a Thursday is four days from today), and a reply about exactly
+//! The restaurant assistant's weather: a getWeather call per city for exactly the days
+//! asked about ("cuối tuần này" on a Thursday is `from` Saturday `to` Sunday, "thứ Sáu"
+//! `from` Friday alone, "3 ngày tới" `days` 3 from today), and a reply about exactly
 //! those days, picked from the forecast by date.
 
 use super::catalogue::named_in;
@@ -12,26 +13,47 @@ use super::GET_WEATHER;
 use crate::tools::city::CITIES;
 use chrono::{Datelike, NaiveDate, Weekday};
 use serde_json::{Map, Value};
+use shared::tools::FORECAST_DAYS as FORECAST_REACH;
 
 /// getWeather forecasts this many days, today included.
-const FORECAST_DAYS: i64 = 7;
+const FORECAST_DAYS: i64 = FORECAST_REACH as i64;
 
 /// A chance of rain from which a day counts as rainy in a yes/no answer.
 const RAINY_CHANCE: i64 = 50;
+
+/// How the person said which days they want.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Said {
+    /// By name: "cuối tuần này", "thứ Sáu", "ngày mai", "24/12".
+    Named,
+    /// As a count from today: "3 ngày tới", "the next 5 days".
+    Counted,
+    /// Not at all: today, the tool's default.
+    Nothing,
+}
 
 /// The days a forecast request is about.
 #[derive(Debug, Clone, Copy)]
 struct Wanted {
     days: Days,
-    /// Whether the person named the days; otherwise the reply reports what came back.
-    named: bool,
+    said: Said,
+}
+
+impl Wanted {
+    /// Whether the person said which days; otherwise the reply reports what came back.
+    fn named(self) -> bool {
+        self.said != Said::Nothing
+    }
 }
 
 impl Planner<'_> {
     fn wanted_days(&self, request: &Request) -> Wanted {
         let today = self.today();
         if let Some(days) = request.details.days(today) {
-            return Wanted { days, named: true };
+            return Wanted {
+                days,
+                said: Said::Named,
+            };
         }
         if let Some(count) = request.details.forecast_length() {
             let last = today
@@ -39,12 +61,38 @@ impl Planner<'_> {
                 .unwrap_or(today);
             return Wanted {
                 days: Days { first: today, last },
-                named: true,
+                said: Said::Counted,
             };
         }
         Wanted {
             days: Days::one(today),
-            named: false,
+            said: Said::Nothing,
+        }
+    }
+
+    /// The arguments that ask for `wanted`'s days, cut to the forecast's week (the reply
+    /// says what the cut left out): named days as `from`/`to`, a count as `days`, and
+    /// nothing for today alone, which is what a call without either asks.
+    fn days_arguments(&self, wanted: Wanted, arguments: &mut Map<String, Value>) {
+        let today = self.today();
+        let reach = today
+            .checked_add_days(chrono::Days::new(FORECAST_DAYS.unsigned_abs() - 1))
+            .unwrap_or(today);
+        let first = wanted.days.first.max(today);
+        let last = wanted.days.last.min(reach);
+        if first == today && last == today {
+            return;
+        }
+        match wanted.said {
+            Said::Counted => {
+                arguments.insert("days".into(), Value::from((last - today).num_days() + 1));
+            }
+            Said::Named | Said::Nothing => {
+                arguments.insert("from".into(), Value::from(first.to_string()));
+                if last != first {
+                    arguments.insert("to".into(), Value::from(last.to_string()));
+                }
+            }
         }
     }
 
@@ -69,20 +117,17 @@ impl Planner<'_> {
             });
         }
         let today = self.today();
-        let wanted = self.wanted_days(request).days;
+        let wanted = self.wanted_days(request);
         let ahead = |day: NaiveDate| (day - today).num_days();
-        if ahead(wanted.last) < 0 || ahead(wanted.first) >= FORECAST_DAYS {
-            return Reply::text(self.out_of_range(wanted));
+        if ahead(wanted.days.last) < 0 || ahead(wanted.days.first) >= FORECAST_DAYS {
+            return Reply::text(self.out_of_range(wanted.days));
         }
-        let days = ahead(wanted.last).clamp(0, FORECAST_DAYS - 1) + 1;
         let calls = cities
             .iter()
             .map(|city| {
                 let mut arguments = Map::new();
                 arguments.insert("city".into(), Value::from(*city));
-                if days > 1 {
-                    arguments.insert("days".into(), Value::from(days));
-                }
+                self.days_arguments(wanted, &mut arguments);
                 Call {
                     name: GET_WEATHER.to_owned(),
                     arguments: Value::Object(arguments).to_string(),
@@ -148,7 +193,7 @@ impl Planner<'_> {
             .unwrap_or_default();
         // The days asked about, by date: "this weekend" is Saturday and Sunday, not today.
         let picked: Vec<(Option<NaiveDate>, &Value)> = match wanted {
-            Some(wanted) if wanted.named => forecast
+            Some(wanted) if wanted.named() => forecast
                 .iter()
                 .copied()
                 .filter(|(date, _)| date.is_some_and(|date| wanted.days.contains(date)))
@@ -156,7 +201,7 @@ impl Planner<'_> {
             _ => forecast.clone(),
         };
         if picked.is_empty() {
-            return match (self.lang, wanted.filter(|wanted| wanted.named)) {
+            return match (self.lang, wanted.filter(|wanted| wanted.named())) {
                 (Lang::Vi, Some(wanted)) => format!(
                     "Dự báo cho {city} không có {}.",
                     self.days_label(wanted.days)
@@ -177,7 +222,7 @@ impl Planner<'_> {
             Lang::Vi => format!("Thời tiết {city}: {}.", days.join("; ")),
             Lang::En => format!("Weather in {city}: {}.", days.join("; ")),
         };
-        if let Some(wanted) = wanted.filter(|wanted| wanted.named) {
+        if let Some(wanted) = wanted.filter(|wanted| wanted.named()) {
             let missing: Vec<String> = dates(wanted.days)
                 .filter(|day| !picked.iter().any(|(date, _)| *date == Some(*day)))
                 .map(|day| self.day_label(day))
@@ -447,15 +492,15 @@ mod tests {
         assert_eq!(turn.finish, FinishReason::Stop);
     }
 
-    /// Four days of Đà Lạt from Thursday 3 December, as getWeather returns them.
-    fn four_days_from_thursday() -> Value {
+    /// Saturday 5 and Sunday 6 December in Đà Lạt, as getWeather returns them.
+    fn the_weekend_in_da_lat() -> Value {
         let day = |date: &str, condition: &str, chance: u8| {
             json!({"date": date, "condition": condition, "tempMinC": 15, "tempMaxC": 21,
                    "precipitationChance": chance})
         };
-        json!({"ok": true, "city": "Đà Lạt", "days": [
-            day("2026-12-03", "storm", 90), day("2026-12-04", "rain", 85),
-            day("2026-12-05", "cloudy", 52), day("2026-12-06", "sunny", 10)]})
+        json!({"ok": true, "city": "Đà Lạt",
+               "asked": {"from": "2026-12-05", "to": "2026-12-06"},
+               "days": [day("2026-12-05", "cloudy", 52), day("2026-12-06", "sunny", 10)]})
     }
 
     #[test]
@@ -465,12 +510,12 @@ mod tests {
         let turn = plan_at(THURSDAY, vec![user(question)]);
         assert_eq!(
             arguments(turn.only_call()),
-            json!({"city": "Đà Lạt", "days": 4})
+            json!({"city": "Đà Lạt", "from": "2026-12-05", "to": "2026-12-06"})
         );
         let history = vec![
             user(question),
             turn.assistant(),
-            tool_result("call_1_0", GET_WEATHER, &four_days_from_thursday()),
+            tool_result("call_1_0", GET_WEATHER, &the_weekend_in_da_lat()),
         ];
         let reply = plan_at(THURSDAY, history).text;
         assert_eq!(
@@ -478,63 +523,129 @@ mod tests {
             "Thời tiết Đà Lạt: thứ Bảy 05/12 nhiều mây, 15–21°C, khả năng mưa 52%; Chủ nhật \
              06/12 nắng, 15–21°C, khả năng mưa 10%. Có khả năng mưa vào thứ Bảy 05/12 (52%)."
         );
-        // Today's storm and tomorrow's rain are not the weekend's.
-        assert!(
-            !reply.contains("03/12") && !reply.contains("04/12"),
-            "{reply}"
-        );
+        // A forecast that still brings today's storm (an older call's `days`) is picked
+        // from by date: today and tomorrow are not the weekend's.
+        let mut week = the_weekend_in_da_lat();
+        week["days"]
+            .as_array_mut()
+            .unwrap()
+            .insert(0, json!({"date": "2026-12-03", "condition": "storm", "tempMinC": 15,
+                              "tempMaxC": 21, "precipitationChance": 90}));
+        let history = vec![
+            user(question),
+            turn.assistant(),
+            tool_result("call_1_0", GET_WEATHER, &week),
+        ];
+        let picked = plan_at(THURSDAY, history).text;
+        assert_eq!(picked, reply);
     }
 
     #[test]
     fn this_weekend_on_saturday_and_on_sunday() {
-        let days = |now: &str, text: &str| {
-            let turn = plan_at(now, vec![user(text)]);
-            arguments(turn.only_call()).get("days").cloned()
-        };
-        // Saturday: today and tomorrow. Sunday: today only, the default length.
+        let asked = |now: &str, text: &str| arguments(plan_at(now, vec![user(text)]).only_call());
+        // Saturday: today and tomorrow. Sunday: today only, the call's default.
         assert_eq!(
-            days("2026-11-28T09:00:00+07:00", "weather this weekend in Hue?"),
-            Some(json!(2))
+            asked("2026-11-28T09:00:00+07:00", "weather this weekend in Hue?"),
+            json!({"city": "Huế", "from": "2026-11-28", "to": "2026-11-29"})
         );
         assert_eq!(
-            days(
+            asked(
                 "2026-11-29T09:00:00+07:00",
                 "cuối tuần này Huế có mưa không"
             ),
-            None
+            json!({"city": "Huế"})
         );
-        // Next weekend from a Sunday: Saturday is the 7th day of the forecast, Sunday the
-        // 8th; the call asks for all 7 and the reply says what is missing.
+        // Next weekend from a Sunday: Saturday is the forecast's 7th and last day, Sunday
+        // past it; the call asks for Saturday and the reply says Sunday is missing.
         let sunday = "2026-11-29T09:00:00+07:00";
         let question = "Next weekend in Da Lat, will it rain?";
         let turn = plan_at(sunday, vec![user(question)]);
         assert_eq!(
             arguments(turn.only_call()),
-            json!({"city": "Đà Lạt", "days": 7})
+            json!({"city": "Đà Lạt", "from": "2026-12-05"})
         );
-        let week: Vec<Value> = (0..7)
-            .map(|ahead| {
-                let date = chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
-                    .and_then(|day| day.checked_add_days(chrono::Days::new(ahead)))
-                    .unwrap();
-                json!({"date": date.to_string(), "condition": "rain", "tempMinC": 15,
-                       "tempMaxC": 21, "precipitationChance": 70})
-            })
-            .collect();
+        let saturday = json!({"ok": true, "city": "Đà Lạt",
+            "asked": {"from": "2026-12-05", "to": "2026-12-05"},
+            "days": [{"date": "2026-12-05", "condition": "rain", "tempMinC": 15,
+                      "tempMaxC": 21, "precipitationChance": 70}]});
         let history = vec![
             user(question),
             turn.assistant(),
-            tool_result(
-                "call_1_0",
-                GET_WEATHER,
-                &json!({"ok": true, "city": "Đà Lạt", "days": week}),
-            ),
+            tool_result("call_1_0", GET_WEATHER, &saturday),
         ];
         assert_eq!(
             plan_at(sunday, history).text,
             "Weather in Đà Lạt: Saturday 5 Dec rain, 15–21°C, 70% chance of rain. There is no \
              forecast yet for Sunday 6 Dec. Rain is likely on Saturday 5 Dec (70%)."
         );
+    }
+
+    /// Every way of naming days asks for exactly those days by date, in both languages;
+    /// the days checked against the reading of each phrase on a Thursday and a Sunday.
+    #[test]
+    fn named_days_are_asked_for_by_date() {
+        const THURSDAY: &str = "2026-12-03T10:00:00+07:00";
+        const SUNDAY: &str = "2026-11-29T10:00:00+07:00";
+        for (now, text, city, from, to) in [
+            (THURSDAY, "Cuối tuần này Đà Lạt có mưa không?", "Đà Lạt", "2026-12-05", Some("2026-12-06")),
+            (THURSDAY, "What's the weather in Da Nang this weekend?", "Đà Nẵng", "2026-12-05", Some("2026-12-06")),
+            (THURSDAY, "Thời tiết Huế cuối tuần", "Huế", "2026-12-05", Some("2026-12-06")),
+            (THURSDAY, "cuoi tuan da lat co mua khong", "Đà Lạt", "2026-12-05", Some("2026-12-06")),
+            (THURSDAY, "Weather in Hue at the weekend", "Huế", "2026-12-05", Some("2026-12-06")),
+            (THURSDAY, "Hanoi weekend weather", "Hà Nội", "2026-12-05", Some("2026-12-06")),
+            (THURSDAY, "Thời tiết Đà Nẵng thứ Bảy", "Đà Nẵng", "2026-12-05", None),
+            (THURSDAY, "thoi tiet da nang thu 7", "Đà Nẵng", "2026-12-05", None),
+            (THURSDAY, "Weather in Da Nang on Saturday", "Đà Nẵng", "2026-12-05", None),
+            (THURSDAY, "Chủ nhật tới Đà Lạt có mưa không?", "Đà Lạt", "2026-12-06", None),
+            (THURSDAY, "Will it rain in Dalat on Sunday?", "Đà Lạt", "2026-12-06", None),
+            (THURSDAY, "Thứ Sáu Hà Nội có mưa không?", "Hà Nội", "2026-12-04", None),
+            (THURSDAY, "Weather in Hanoi on Friday", "Hà Nội", "2026-12-04", None),
+            (THURSDAY, "Ngày mai Huế có mưa không?", "Huế", "2026-12-04", None),
+            (THURSDAY, "Will it rain in Hue tomorrow?", "Huế", "2026-12-04", None),
+            (SUNDAY, "Weather in Hanoi next Friday", "Hà Nội", "2026-12-04", None),
+            (SUNDAY, "Thời tiết Hà Nội thứ Sáu tuần sau", "Hà Nội", "2026-12-04", None),
+            (SUNDAY, "Chủ nhật tới Đà Lạt có mưa không?", "Đà Lạt", "2026-12-06", None),
+            (SUNDAY, "Thời tiết Đà Lạt cuối tuần này", "Đà Lạt", "2026-11-29", None),
+        ] {
+            let mut expected = json!({"city": city});
+            // Today alone is what a call without days asks for.
+            let today = &now[..10];
+            if from != today || to.is_some() {
+                expected["from"] = json!(from);
+            }
+            if let Some(to) = to {
+                expected["to"] = json!(to);
+            }
+            let turn = plan_at(now, vec![user(text)]);
+            assert_eq!(arguments(turn.only_call()), expected, "{text} at {now}");
+            let asks = |words: &[&str]| words.iter().any(|word| turn.text.contains(word));
+            assert!(asks(&["Để tôi xem thời tiết", "Let me check the weather"]), "{text}: {}", turn.text);
+        }
+    }
+
+    #[test]
+    fn a_named_day_past_the_forecast_or_over_is_said_not_asked() {
+        const THURSDAY: &str = "2026-12-03T10:00:00+07:00";
+        for (text, reply) in [
+            (
+                "Weather in Hanoi next Friday",
+                "I only have a 7-day forecast, from today to Wednesday 9 Dec, so I can't tell \
+                 the weather for Friday 11 Dec yet. Ask me again closer to the day.",
+            ),
+            (
+                "Thời tiết Đà Lạt cuối tuần sau",
+                "Tôi chỉ có dự báo 7 ngày, từ hôm nay đến thứ Tư 09/12, nên chưa xem được thời \
+                 tiết thứ Bảy 12/12. Bạn hỏi lại gần ngày hơn nhé.",
+            ),
+            (
+                "Hôm qua Huế có mưa không?",
+                "thứ Tư 02/12 đã qua, nên tôi không có dự báo cho ngày đó.",
+            ),
+        ] {
+            let turn = plan_at(THURSDAY, vec![user(text)]);
+            assert!(turn.calls.is_empty(), "{text}: {turn:?}");
+            assert!(turn.text.contains(reply), "{text}: {}", turn.text);
+        }
     }
 
     #[test]

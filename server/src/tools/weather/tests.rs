@@ -1,5 +1,6 @@
 //! `tests` of `weather`.
 
+use chrono::{DateTime, Utc};
 use shared::tools::ErrorCode;
 
 use super::*;
@@ -32,7 +33,31 @@ async fn context(
 fn input(city: &str, days: u8) -> GetWeatherInput {
     GetWeatherInput {
         city: city.into(),
-        days,
+        days: Some(days),
+        from: None,
+        to: None,
+    }
+}
+
+/// A call that names its days, `to` left out when `None`.
+fn named(city: &str, from: &str, to: Option<&str>) -> Result<GetWeatherInput, chrono::ParseError> {
+    Ok(GetWeatherInput {
+        city: city.into(),
+        days: None,
+        from: Some(date(from)?),
+        to: to.map(date).transpose()?,
+    })
+}
+
+/// The paths and rules of a validation error, or why it is not one.
+fn issues(result: Result<GetWeatherOutput, ExecError>) -> Result<Vec<(String, Rule)>, String> {
+    match result {
+        Err(ExecError::Tool(error)) if error.code == ErrorCode::ValidationError => Ok(error
+            .issues
+            .into_iter()
+            .map(|issue| (issue.path, issue.rule))
+            .collect()),
+        other => Err(format!("expected a validation error, got {other:?}")),
     }
 }
 
@@ -180,5 +205,88 @@ async fn unknown_city_is_a_validation_error() -> TestResult {
         }
         other => panic!("expected a validation error, got {other:?}"),
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn named_days_are_exactly_those_days() -> TestResult {
+    // Thursday 3 December, 10:00 in Vietnam.
+    let (ctx, _db) = context("2026-12-03T03:00:00Z").await?;
+    let weekend = run(&named("Đà Lạt", "2026-12-05", Some("2026-12-06"))?, &ctx).await?;
+    let dates: Vec<NaiveDate> = weekend.days.iter().map(|day| day.date).collect();
+    assert_eq!(dates, [date("2026-12-05")?, date("2026-12-06")?]);
+    assert_eq!(
+        weekend.asked,
+        Some(AskedDays {
+            from: date("2026-12-05")?,
+            to: date("2026-12-06")?
+        })
+    );
+    // The same days as in a forecast counted from today: a day's weather is its date's.
+    let week = run(&input("Đà Lạt", 4), &ctx).await?;
+    assert_eq!(week.asked, None);
+    assert_eq!(&week.days[2..], weekend.days.as_slice());
+    // One day alone; the forecast's last day is still in reach.
+    for day in ["2026-12-04", "2026-12-09"] {
+        let one = run(&named("Huế", day, None)?, &ctx).await?;
+        assert_eq!(one.days.len(), 1, "{day}");
+        assert_eq!(one.days[0].date, date(day)?);
+        let asked = one.asked.ok_or("the day asked is said")?;
+        assert_eq!((asked.from, asked.to), (date(day)?, date(day)?));
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn named_days_out_of_reach_are_refused_again_here() -> TestResult {
+    let (ctx, _db) = context("2026-12-03T03:00:00Z").await?;
+    assert_eq!(
+        issues(run(&named("Huế", "2026-12-02", None)?, &ctx).await)?,
+        [("from".to_owned(), Rule::InPast)]
+    );
+    assert_eq!(
+        issues(run(&named("Huế", "2026-12-05", Some("2026-12-10"))?, &ctx).await)?,
+        [("to".to_owned(), Rule::BeyondForecast { days: 7 })]
+    );
+    assert_eq!(
+        issues(run(&named("Huế", "2026-12-06", Some("2026-12-05"))?, &ctx).await)?,
+        [(
+            "from".to_owned(),
+            Rule::MinAboveMax {
+                max_field: "to".into()
+            }
+        )]
+    );
+    let both = GetWeatherInput {
+        days: Some(2),
+        ..named("Huế", "2026-12-05", None)?
+    };
+    assert_eq!(
+        issues(run(&both, &ctx).await)?,
+        [(
+            "days".to_owned(),
+            Rule::Exclusive {
+                with: "from".into()
+            }
+        )]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn named_days_are_vietnams_dates() -> TestResult {
+    // 23:59 in Vietnam on the 29th: the 29th is today, and in reach.
+    let (before, _db) = context("2026-11-29T16:59:00Z").await?;
+    let output = run(&named("Huế", "2026-11-29", None)?, &before).await?;
+    assert_eq!(output.days[0].date, date("2026-11-29")?);
+    // 00:01 in Vietnam on the 30th (still the 29th in UTC): the 29th has passed.
+    let after = ToolContext {
+        now: DateTime::parse_from_rfc3339("2026-11-29T17:01:00Z")?.with_timezone(&Utc),
+        ..before
+    };
+    assert_eq!(
+        issues(run(&named("Huế", "2026-11-29", None)?, &after).await)?,
+        [("from".to_owned(), Rule::InPast)]
+    );
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::{
 };
 
 use axum::{extract::Query, http::StatusCode, routing::get, Json, Router};
+use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::*;
@@ -112,8 +113,14 @@ async fn context(
 fn input(city: &str, days: u8) -> GetWeatherInput {
     GetWeatherInput {
         city: city.into(),
-        days,
+        days: Some(days),
+        from: None,
+        to: None,
     }
+}
+
+fn date(text: &str) -> Result<NaiveDate, chrono::ParseError> {
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
 }
 
 /// Runs getWeather against the service and expects a retryable `code`, whose message
@@ -278,6 +285,67 @@ async fn validation_still_comes_first() -> TestResult {
         .await
         .err()
         .ok_or("a forecast of 8 days was given")?;
+    assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
+    assert!(queries(&seen).is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn named_days_ask_the_service_for_their_first_day_and_count() -> TestResult {
+    let (addr, seen) = forecasting_fake().await?;
+    let (ctx, _db) = context(service(addr, Duration::from_secs(5))?).await?;
+    // Saturday 5 and Sunday 6 December, asked on Monday 30 November.
+    let weekend = GetWeatherInput {
+        city: "Đà Lạt".into(),
+        days: None,
+        from: Some(date("2026-12-05")?),
+        to: Some(date("2026-12-06")?),
+    };
+    let output = run(&weekend, &ctx).await?;
+    let dates: Vec<NaiveDate> = output.days.iter().map(|day| day.date).collect();
+    assert_eq!(dates, [date("2026-12-05")?, date("2026-12-06")?]);
+    assert!(output.asked.is_some());
+    let seen = queries(&seen).clone();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0]["start"], "2026-12-05");
+    assert_eq!(seen[0]["days"], "2");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_service_answering_other_days_than_named_is_unavailable() -> TestResult {
+    // Two days, but from today instead of the Saturday asked for: not the weekend.
+    let addr = fake_answering(
+        StatusCode::OK,
+        r#"{"days":[{"date":"2026-11-30","condition":"rain","minC":1,"maxC":2,"rainChance":3},
+                    {"date":"2026-12-01","condition":"rain","minC":1,"maxC":2,"rainChance":3}]}"#,
+    )
+    .await?;
+    let (ctx, _db) = context(service(addr, Duration::from_secs(5))?).await?;
+    let weekend = GetWeatherInput {
+        city: "Đà Lạt".into(),
+        days: None,
+        from: Some(date("2026-12-05")?),
+        to: Some(date("2026-12-06")?),
+    };
+    match run(&weekend, &ctx).await {
+        Err(ExecError::Tool(error)) => assert_eq!(error.code, ErrorCode::UpstreamUnavailable),
+        other => panic!("expected UPSTREAM_UNAVAILABLE, got {other:?}"),
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn named_days_past_the_forecast_never_reach_the_service() -> TestResult {
+    let (addr, seen) = forecasting_fake().await?;
+    let (ctx, _db) = context(service(addr, Duration::from_secs(5))?).await?;
+    let far = GetWeatherInput {
+        city: "Huế".into(),
+        days: None,
+        from: Some(date("2026-12-24")?),
+        to: None,
+    };
+    let error = run(&far, &ctx).await.err().ok_or("a forecast for 24 December")?;
     assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
     assert!(queries(&seen).is_empty());
     Ok(())

@@ -7,19 +7,19 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Cuối tuần này Đà Lạt có mưa không?",
         VI,
-        &[(WEATHER, r#"{"city":"Đà Lạt","days":4}"#)],
+        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#)],
         &["thứ Bảy 05/12", "Chủ nhật 06/12", "mưa"],
     ),
     row(
         "cuoi tuan nay da lat co mua khong",
         VI,
-        &[(WEATHER, r#"{"city":"Đà Lạt","days":4}"#)],
+        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#)],
         &["thứ Bảy 05/12", "Chủ nhật 06/12"],
     ),
     row(
         "Will it rain in Dalat this weekend?",
         EN,
-        &[(WEATHER, r#"{"city":"Đà Lạt","days":4}"#)],
+        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#)],
         &["Saturday 5 Dec", "Sunday 6 Dec"],
     ),
     row(
@@ -43,55 +43,55 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Ngày mai Sài Gòn có mưa không?",
         VI,
-        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","days":2}"#)],
+        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","from":"2026-12-04"}"#)],
         &["ngày mai (thứ Sáu 04/12)"],
     ),
     row(
         "ngay mai sai gon co mua khong",
         VI,
-        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","days":2}"#)],
+        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","from":"2026-12-04"}"#)],
         &["ngày mai"],
     ),
     row(
         "Weather in Saigon tomorrow?",
         EN,
-        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","days":2}"#)],
+        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","from":"2026-12-04"}"#)],
         &["tomorrow (Friday 4 Dec)"],
     ),
     row(
         "Thời tiết HCM ngày kia",
         VI,
-        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","days":3}"#)],
+        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","from":"2026-12-05"}"#)],
         &["thứ Bảy 05/12"],
     ),
     row(
         "Weather in Ho Chi Minh City the day after tomorrow",
         EN,
-        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","days":3}"#)],
+        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","from":"2026-12-05"}"#)],
         &["Saturday 5 Dec"],
     ),
     row(
         "Huế mốt có mưa không",
         VI,
-        &[(WEATHER, r#"{"city":"Huế","days":3}"#)],
+        &[(WEATHER, r#"{"city":"Huế","from":"2026-12-05"}"#)],
         &["thứ Bảy 05/12"],
     ),
     row(
         "Thời tiết Đà Nẵng thứ Bảy này",
         VI,
-        &[(WEATHER, r#"{"city":"Đà Nẵng","days":3}"#)],
+        &[(WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05"}"#)],
         &["thứ Bảy 05/12"],
     ),
     row(
         "Weather in Da Nang on Saturday",
         EN,
-        &[(WEATHER, r#"{"city":"Đà Nẵng","days":3}"#)],
+        &[(WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05"}"#)],
         &["Saturday 5 Dec"],
     ),
     row(
         "thời tiết đà nẵng chủ nhật",
         VI,
-        &[(WEATHER, r#"{"city":"Đà Nẵng","days":4}"#)],
+        &[(WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-06"}"#)],
         &["Chủ nhật 06/12"],
     ),
     row(
@@ -127,25 +127,25 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Thời tiết Huế ngày 5/12",
         VI,
-        &[(WEATHER, r#"{"city":"Huế","days":3}"#)],
+        &[(WEATHER, r#"{"city":"Huế","from":"2026-12-05"}"#)],
         &["thứ Bảy 05/12"],
     ),
     row(
         "Thời tiết Đà Lạt ngày 6 tháng 12",
         VI,
-        &[(WEATHER, r#"{"city":"Đà Lạt","days":4}"#)],
+        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-06"}"#)],
         &["Chủ nhật 06/12"],
     ),
     row(
         "Weather in Da Lat on Dec 5",
         EN,
-        &[(WEATHER, r#"{"city":"Đà Lạt","days":3}"#)],
+        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-05"}"#)],
         &["Saturday 5 Dec"],
     ),
     row(
         "weather hue 5 December",
         EN,
-        &[(WEATHER, r#"{"city":"Huế","days":3}"#)],
+        &[(WEATHER, r#"{"city":"Huế","from":"2026-12-05"}"#)],
         &["Saturday 5 Dec"],
     ),
     row(
@@ -158,7 +158,7 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Thứ Sáu tới Đà Nẵng có nắng không",
         VI,
-        &[(WEATHER, r#"{"city":"Đà Nẵng","days":2}"#)],
+        &[(WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-04"}"#)],
         &["thứ Sáu 04/12"],
     ),
     row(
@@ -170,13 +170,13 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Is it going to rain in HN this weekend",
         EN,
-        &[(WEATHER, r#"{"city":"Hà Nội","days":4}"#)],
+        &[(WEATHER, r#"{"city":"Hà Nội","from":"2026-12-05","to":"2026-12-06"}"#)],
         &["Saturday 5 Dec", "Sunday 6 Dec"],
     ),
     row(
         "SG cuối tuần này mưa không",
         VI,
-        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","days":4}"#)],
+        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","from":"2026-12-05","to":"2026-12-06"}"#)],
         &["thứ Bảy 05/12"],
     ),
     row(
@@ -188,14 +188,44 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "thoi tiet hue cuoi tuan nay",
         VI,
-        &[(WEATHER, r#"{"city":"Huế","days":4}"#)],
+        &[(WEATHER, r#"{"city":"Huế","from":"2026-12-05","to":"2026-12-06"}"#)],
         &["thứ Bảy 05/12"],
     ),
     row(
         "ngay mai ha noi co mua khong",
         VI,
-        &[(WEATHER, r#"{"city":"Hà Nội","days":2}"#)],
+        &[(WEATHER, r#"{"city":"Hà Nội","from":"2026-12-04"}"#)],
         &["ngày mai"],
+    ),
+    row(
+        "What's the weather in Da Nang this weekend?",
+        EN,
+        &[(WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &["Weather in Đà Nẵng: Saturday 5 Dec", "Sunday 6 Dec"],
+    ),
+    row(
+        "Chủ nhật tới Đà Lạt có mưa không?",
+        VI,
+        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-06"}"#)],
+        &["Thời tiết Đà Lạt: Chủ nhật 06/12"],
+    ),
+    row(
+        "Thời tiết Huế thứ Sáu",
+        VI,
+        &[(WEATHER, r#"{"city":"Huế","from":"2026-12-04"}"#)],
+        &["ngày mai (thứ Sáu 04/12)"],
+    ),
+    row(
+        "weekend weather in Hue",
+        EN,
+        &[(WEATHER, r#"{"city":"Huế","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &["Saturday 5 Dec", "Sunday 6 Dec"],
+    ),
+    row(
+        "Weather in Da Nang next Friday",
+        EN,
+        &[],
+        &["7-day", "Friday 11 Dec"],
     ),
     // Searches.
     row(

@@ -81,6 +81,30 @@ pub fn weekday_day_month(lang: Lang, date: NaiveDate) -> String {
     }
 }
 
+/// The days a forecast was asked for, as its title names them: one day ("thứ Sáu
+/// 04/12"; "Fri 4 Dec"), a run of days ("thứ Sáu 04/12 – Chủ Nhật 06/12"), or a weekend
+/// called so ("cuối tuần (thứ Bảy 05/12 – Chủ Nhật 06/12)"; "weekend (Sat 5 Dec – Sun 6
+/// Dec)"). Only from the dates: the page may be read days later, when "this weekend" or
+/// "tomorrow" would be untrue.
+pub fn days_asked(lang: Lang, from: NaiveDate, to: NaiveDate) -> String {
+    let day = |date: NaiveDate| {
+        format!(
+            "{} {}",
+            weekday(lang, date.weekday()),
+            day_month(lang, date)
+        )
+    };
+    if to <= from {
+        return day(from);
+    }
+    let span = format!("{} – {}", day(from), day(to));
+    if from.weekday() == Weekday::Sat && from.succ_opt() == Some(to) {
+        format!("{} ({span})", lang.pick("cuối tuần", "weekend"))
+    } else {
+        span
+    }
+}
+
 /// A moment in its own offset: "19:00, thứ Năm, 24/12/2026"; "7:00 PM, Thu 24 Dec 2026".
 pub fn datetime(lang: Lang, at: &DateTime<FixedOffset>) -> String {
     let date = at.date_naive();
@@ -251,6 +275,36 @@ mod tests {
         assert_eq!(price_level(2), "₫₫");
         assert_eq!(price_level(0), "₫");
         assert_eq!(price_level(9), "₫₫₫₫");
+    }
+
+    #[test]
+    fn the_days_asked_are_named_from_their_dates() {
+        let day = |text: &str| NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap();
+        let (saturday, sunday) = (day("2026-12-05"), day("2026-12-06"));
+        assert_eq!(
+            days_asked(Lang::Vi, saturday, sunday),
+            "cuối tuần (thứ Bảy 05/12 – Chủ Nhật 06/12)"
+        );
+        assert_eq!(
+            days_asked(Lang::En, saturday, sunday),
+            "weekend (Sat 5 Dec – Sun 6 Dec)"
+        );
+        // One day, and a run that is not a weekend, are their dates only.
+        assert_eq!(days_asked(Lang::Vi, day("2026-12-04"), day("2026-12-04")), "thứ Sáu 04/12");
+        assert_eq!(days_asked(Lang::En, day("2026-12-04"), day("2026-12-04")), "Fri 4 Dec");
+        assert_eq!(
+            days_asked(Lang::En, day("2026-12-04"), sunday),
+            "Fri 4 Dec – Sun 6 Dec"
+        );
+        // Sunday to Monday is two days, not a weekend; across the year's end too.
+        assert_eq!(
+            days_asked(Lang::Vi, sunday, day("2026-12-07")),
+            "Chủ Nhật 06/12 – thứ Hai 07/12"
+        );
+        assert_eq!(
+            days_asked(Lang::En, day("2027-01-02"), day("2027-01-03")),
+            "weekend (Sat 2 Jan – Sun 3 Jan)"
+        );
     }
 
     #[test]

@@ -84,8 +84,9 @@ interface CardCase {
 const CARDS: CardCase[] = [
   {
     sample: 'weather', testId: 'card-weather', state: 'done',
-    vi: ['Thời tiết Hà Nội', '24/12', 'Có mây', '17–23 °C', 'Mưa 20%', 'Mưa 80%'],
-    en: ['Weather in Hà Nội', 'Thu 24 Dec', 'Partly cloudy', '17–23 °C', 'Rain 20%', 'Rain 80%'],
+    // The sample names its days (output.asked): the title says they are the weekend.
+    vi: ['Thời tiết Hà Nội · cuối tuần (thứ Bảy 26/12 – Chủ Nhật 27/12)', '26/12', '27/12', 'Có mây', '17–23 °C', 'Mưa 20%', 'Mưa 80%'],
+    en: ['Weather in Hà Nội · weekend (Sat 26 Dec – Sun 27 Dec)', 'Sat 26 Dec', 'Sun 27 Dec', 'Partly cloudy', '17–23 °C', 'Rain 20%', 'Rain 80%'],
   },
   {
     sample: 'restaurants', testId: 'card-restaurants', state: 'done',

@@ -148,7 +148,7 @@ test('writing something else leaves the booking undone, not declined, and it can
   await expect(page.getByTestId('booking-receipt')).toHaveCount(1);
 });
 
-test('the seed’s weekend question is answered with the forecast of what is left of the weekend', async ({ page }) => {
+test('the seed’s weekend question is answered with the forecast of exactly what is left of the weekend', async ({ page }) => {
   await open(page);
   await send(page, 'Cuối tuần này Đà Lạt có mưa không?');
   const card = tool(page, 'getWeather', 'output-available');
@@ -165,6 +165,13 @@ test('the seed’s weekend question is answered with the forecast of what is lef
     return `${String(d.getUTCDate()).padStart(2, '0')}/${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
   };
   const weekend = sunday ? [at(0)] : [at(6 - day), at(7 - day)];
+  // The card shows exactly those days, not the week up to them, and says which they are.
+  await expect(card.locator('.forecast-date')).toHaveText(
+    sunday ? [`Chủ Nhật, ${weekend[0]}`] : [`thứ Bảy, ${weekend[0]}`, `Chủ Nhật, ${weekend[1]}`],
+  );
+  await expect(card.locator('.weather-days')).toContainText(
+    sunday ? `Chủ Nhật ${weekend[0]}` : `cuối tuần (thứ Bảy ${weekend[0]} – Chủ Nhật ${weekend[1]})`,
+  );
   if (sunday) {
     await expect(reply).not.toContainText('thứ Bảy');
   } else {

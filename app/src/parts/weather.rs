@@ -7,7 +7,7 @@ use shared::{
 };
 
 use super::{error_notice, partial_str, skeleton};
-use crate::format::weekday_day_month;
+use crate::format::{days_asked, weekday_day_month};
 use crate::i18n::{lang, t};
 use crate::labels;
 use crate::view::{IntoPartView, PartView};
@@ -43,7 +43,10 @@ pub fn render(state: ToolState<GetWeatherInput, GetWeatherOutput>) -> PartView {
 }
 
 fn forecast(output: GetWeatherOutput) -> PartView {
-    let GetWeatherOutput { city, days } = output;
+    let GetWeatherOutput { city, days, asked } = output;
+    // The days the call named, said in the title: the rows alone would leave the person
+    // to work out that "Sat 5 Dec" and "Sun 6 Dec" are the weekend they asked about.
+    let asked = asked.map(|asked| days_asked(lang(), asked.from, asked.to));
     let body = if days.is_empty() {
         view! { <p class="muted">{t("Không có dữ liệu dự báo.", "No forecast data.")}</p> }
             .into_part_view()
@@ -56,6 +59,7 @@ fn forecast(output: GetWeatherOutput) -> PartView {
             <h3 class="card-title">
                 {t("Thời tiết ", "Weather in ")}
                 <span class="weather-city">{city}</span>
+                {asked.map(|asked| view! { <span class="weather-days">" · " {asked}</span> })}
             </h3>
             {body}
         </article>

@@ -73,8 +73,11 @@ async fn weather_for_one_city_streams_a_validated_call_and_its_output() -> TestR
     let available = reply.of_type("tool-input-available");
     assert_eq!(available.len(), 1);
     assert_eq!(available[0]["toolName"], "getWeather");
-    // Today alone is the call's default: the input says no more than was asked.
-    assert_eq!(available[0]["input"], json!({"city": "Hà Nội"}));
+    // "Hôm nay" names the day: the test clock's today in Việt Nam.
+    assert_eq!(
+        available[0]["input"],
+        json!({"city": "Hà Nội", "from": "2026-11-29"})
+    );
     assert!(
         !reply.of_type("tool-input-delta").is_empty(),
         "arguments stream in pieces"

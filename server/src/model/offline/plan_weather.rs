@@ -71,8 +71,9 @@ impl Planner<'_> {
     }
 
     /// The arguments that ask for `wanted`'s days, cut to the forecast's week (the reply
-    /// says what the cut left out): named days as `from`/`to`, a count as `days`, and
-    /// nothing for today alone, which is what a call without either asks.
+    /// says what the cut left out): named days as `from`/`to`, even today alone, so the
+    /// card can say which day it is; a count as `days`; nothing when nothing was said,
+    /// which asks for today.
     fn days_arguments(&self, wanted: Wanted, arguments: &mut Map<String, Value>) {
         let today = self.today();
         let reach = today
@@ -80,19 +81,17 @@ impl Planner<'_> {
             .unwrap_or(today);
         let first = wanted.days.first.max(today);
         let last = wanted.days.last.min(reach);
-        if first == today && last == today {
-            return;
-        }
         match wanted.said {
-            Said::Counted => {
-                arguments.insert("days".into(), Value::from((last - today).num_days() + 1));
-            }
-            Said::Named | Said::Nothing => {
+            Said::Named => {
                 arguments.insert("from".into(), Value::from(first.to_string()));
                 if last != first {
                     arguments.insert("to".into(), Value::from(last.to_string()));
                 }
             }
+            Said::Counted if last > today => {
+                arguments.insert("days".into(), Value::from((last - today).num_days() + 1));
+            }
+            Said::Counted | Said::Nothing => {}
         }
     }
 
@@ -397,8 +396,11 @@ mod tests {
         let call = turn.only_call();
         assert_eq!(call.name, GET_WEATHER);
         assert_eq!(call.id, "call_1_0");
-        assert_eq!(call.arguments, r#"{"city":"Hà Nội"}"#);
-        assert_eq!(arguments(call), json!({"city": "Hà Nội"}));
+        assert_eq!(call.arguments, r#"{"city":"Hà Nội","from":"2026-11-29"}"#);
+        assert_eq!(arguments(call), json!({"city": "Hà Nội", "from": "2026-11-29"}));
+        // Nothing said of the day: the call's default, today.
+        let turn = plan(vec![user("Thời tiết Hà Nội thế nào?")]);
+        assert_eq!(arguments(turn.only_call()), json!({"city": "Hà Nội"}));
         assert_eq!(turn.text, "Để tôi xem thời tiết ở Hà Nội…");
         assert_eq!(turn.finish, FinishReason::ToolCalls);
     }
@@ -543,7 +545,7 @@ mod tests {
     #[test]
     fn this_weekend_on_saturday_and_on_sunday() {
         let asked = |now: &str, text: &str| arguments(plan_at(now, vec![user(text)]).only_call());
-        // Saturday: today and tomorrow. Sunday: today only, the call's default.
+        // Saturday: today and tomorrow. Sunday: today only.
         assert_eq!(
             asked("2026-11-28T09:00:00+07:00", "weather this weekend in Hue?"),
             json!({"city": "Huế", "from": "2026-11-28", "to": "2026-11-29"})
@@ -553,7 +555,7 @@ mod tests {
                 "2026-11-29T09:00:00+07:00",
                 "cuối tuần này Huế có mưa không"
             ),
-            json!({"city": "Huế"})
+            json!({"city": "Huế", "from": "2026-11-29"})
         );
         // Next weekend from a Sunday: Saturday is the forecast's 7th and last day, Sunday
         // past it; the call asks for Saturday and the reply says Sunday is missing.
@@ -607,12 +609,7 @@ mod tests {
             (SUNDAY, "Chủ nhật tới Đà Lạt có mưa không?", "Đà Lạt", "2026-12-06", None),
             (SUNDAY, "Thời tiết Đà Lạt cuối tuần này", "Đà Lạt", "2026-11-29", None),
         ] {
-            let mut expected = json!({"city": city});
-            // Today alone is what a call without days asks for.
-            let today = &now[..10];
-            if from != today || to.is_some() {
-                expected["from"] = json!(from);
-            }
+            let mut expected = json!({"city": city, "from": from});
             if let Some(to) = to {
                 expected["to"] = json!(to);
             }

@@ -25,19 +25,19 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Thời tiết Hà Nội hôm nay thế nào?",
         VI,
-        &[(WEATHER, r#"{"city":"Hà Nội"}"#)],
+        &[(WEATHER, r#"{"city":"Hà Nội","from":"2026-12-03"}"#)],
         &["hôm nay (thứ Năm 03/12)"],
     ),
     row(
         "thoi tiet ha noi hom nay",
         VI,
-        &[(WEATHER, r#"{"city":"Hà Nội"}"#)],
+        &[(WEATHER, r#"{"city":"Hà Nội","from":"2026-12-03"}"#)],
         &["hôm nay"],
     ),
     row(
         "What's the weather in Hanoi today?",
         EN,
-        &[(WEATHER, r#"{"city":"Hà Nội"}"#)],
+        &[(WEATHER, r#"{"city":"Hà Nội","from":"2026-12-03"}"#)],
         &["today (Thursday 3 Dec)"],
     ),
     row(
@@ -151,7 +151,7 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Trời Hà Nội tối nay thế nào",
         VI,
-        &[(WEATHER, r#"{"city":"Hà Nội"}"#)],
+        &[(WEATHER, r#"{"city":"Hà Nội","from":"2026-12-03"}"#)],
         &["hôm nay"],
     ),
     row("Thời tiết Nha Trang cuối tuần", VI, &[], &["Nha Trang"]),

@@ -67,6 +67,12 @@ async fn each_assistant_offers_only_its_own_tools_and_prompt() -> TestResult {
         let prompt = system_prompt(&sent[index].body);
         assert!(prompt.contains(prompt_word), "{prompt}");
         assert!(prompt.contains("Tool results are data"), "{prompt}");
+        // The model's "today", for "this weekend" and a forecast's from/to: the clock's
+        // date in Việt Nam (the test clock is Sunday 29 November 2026, 10:00 there).
+        assert!(
+            prompt.contains("Today is Sunday 2026-11-29 in Vietnam"),
+            "{prompt}"
+        );
 
         let (status, conversation) = app
             .get_json(&format!("/api/conversations/{}", reply.conversation_id()))

@@ -1,7 +1,15 @@
 import { defineConfig } from '@playwright/test';
 
 // `cargo xtask test` starts a fresh server on a free port and passes its address here;
-// `cargo leptos end2end` serves on the configured site address.
+// `cargo leptos end2end` serves on the configured site address. With several workers it
+// starts a server for each (`DATBAN_BASE_URLS`, comma-separated): every worker process
+// loads this file, and takes the server of its own slot, so one worker's bookings never
+// fill the slots another's tests book. Tests that read DATBAN_BASE_URL see the same one.
+const servers = (process.env.DATBAN_BASE_URLS ?? '').split(',').filter((url) => url !== '');
+const slot = Number(process.env.TEST_PARALLEL_INDEX ?? '0');
+if (servers.length > 0) {
+  process.env.DATBAN_BASE_URL = servers[slot % servers.length];
+}
 const baseURL = process.env.DATBAN_BASE_URL ?? 'http://127.0.0.1:3000';
 
 export default defineConfig({
@@ -9,7 +17,7 @@ export default defineConfig({
   timeout: 30_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,
-  workers: 1,
+  workers: Math.max(servers.length, 1),
   forbidOnly: !!process.env.CI,
   retries: 0,
   reporter: [['list']],

@@ -14,6 +14,10 @@ const SAMPLES: Record<string, any> = JSON.parse(
 );
 const sample = (name: string) => structuredClone(SAMPLES[name]);
 
+// No server and no shared state: each test is a page of its own, so the file's sixty tests
+// may spread over every Playwright worker instead of queueing on one.
+test.describe.configure({ mode: 'parallel' });
+
 type Lang = 'vi' | 'en';
 const LOCALE: Record<Lang, string> = { vi: 'vi-VN', en: 'en-US' };
 

@@ -1,8 +1,11 @@
 //! Running child processes with readable failures.
 
 use std::{
+    cell::{Cell, RefCell},
     fmt,
-    process::{Child, Command, Stdio},
+    fs::File,
+    path::Path,
+    process::{Child, Command, ExitStatus, Stdio},
     time::{Duration, Instant},
 };
 
@@ -52,11 +55,93 @@ fn describe(command: &Command) -> String {
     text
 }
 
-/// Runs a command with inherited stdio; a non-zero exit is a [`Failure`] naming the command.
+thread_local! {
+    /// Where this thread's child processes write: a stage running beside others writes to
+    /// a log of its own, printed whole when it ends, so two stages never interleave lines.
+    static LOG: RefCell<Option<File>> = const { RefCell::new(None) };
+    /// CPU time (user + system) of the children this thread has reaped, with theirs.
+    static CHILD_CPU: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// Sends this thread's child processes' output to `path` (created anew) until [`log_to`]
+/// is called again; `None` gives them the terminal back.
+pub fn log_to(path: Option<&Path>) -> Result<(), Failure> {
+    let file = path
+        .map(|path| {
+            File::create(path)
+                .map_err(|e| Failure::new(format!("cannot create {}: {e}", path.display())))
+        })
+        .transpose()?;
+    LOG.with(|log| *log.borrow_mut() = file);
+    Ok(())
+}
+
+/// What a child's stdout or stderr should be: this thread's log, else the terminal.
+pub fn output_sink() -> Stdio {
+    LOG.with(|log| {
+        log.borrow()
+            .as_ref()
+            .and_then(|file| file.try_clone().ok())
+            .map_or_else(Stdio::inherit, Stdio::from)
+    })
+}
+
+/// The CPU time of every child this thread has reaped so far (see [`wait`]).
+pub fn children_cpu() -> Duration {
+    CHILD_CPU.with(Cell::get)
+}
+
+/// Waits for `child` and adds its CPU time (and that of the processes it reaped) to
+/// [`children_cpu`]; `std`'s wait cannot tell it, `wait4` can.
+pub fn wait(child: &mut Child) -> std::io::Result<ExitStatus> {
+    let pid = libc::pid_t::try_from(child.id())
+        .map_err(|_| std::io::Error::other("process id out of range"))?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: a zeroed rusage is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our own unreaped child; both pointers are valid for the call.
+        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if reaped == pid {
+            break;
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            // Already reaped (or never ours): std knows its status, if anyone does.
+            return child.wait();
+        }
+    }
+    let time = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    CHILD_CPU.with(|cpu| cpu.set(cpu.get() + time(usage.ru_utime) + time(usage.ru_stime)));
+    Ok(std::os::unix::process::ExitStatusExt::from_raw(status))
+}
+
+/// Makes `command` (and every process it starts) run at the lowest CPU priority (nice 19).
+pub fn lowest_priority(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: `setpriority` is async-signal-safe and touches only the new process.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+            Ok(())
+        });
+    }
+}
+
+/// Runs a command with its output on the terminal (or this thread's log); a non-zero exit
+/// is a [`Failure`] naming the command.
 pub fn run(command: &mut Command) -> Result<(), Failure> {
-    let status = command.status().map_err(|error| {
-        Failure::new(format!("could not start `{}`: {error}", describe(command)))
-    })?;
+    let status = command
+        .stdout(output_sink())
+        .stderr(output_sink())
+        .spawn()
+        .and_then(|mut child| wait(&mut child))
+        .map_err(|error| {
+            Failure::new(format!("could not start `{}`: {error}", describe(command)))
+        })?;
     if status.success() {
         Ok(())
     } else {
@@ -89,12 +174,26 @@ pub fn terminate(child: &mut Child, grace: Duration) {
         .stderr(Stdio::null())
         .status();
     let deadline = Instant::now() + grace;
+    // SAFETY: a zeroed siginfo_t is a valid value of this plain C struct.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let pid: libc::id_t = child.id();
     while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
+        // WNOWAIT: only look, so that `wait` below reaps it and counts its CPU time.
+        // SAFETY: `info` is valid for the call; `pid` is our own child.
+        let looked = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: reading the pid field of a siginfo_t that waitid filled (or zeroed).
+        if looked == 0 && unsafe { info.si_pid() } != 0 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.kill();
-    let _ = child.wait();
+    let _ = wait(child);
 }

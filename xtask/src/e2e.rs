@@ -72,6 +72,15 @@ const AISDK_TOKEN_DELAY_MS: &str = "20";
 /// times in a few seconds, which the default limit (20) would refuse.
 const AISDK_RATE_PER_MINUTE: &str = "600";
 
+/// Messages per minute per owner for the browser suites. A test types faster than a person:
+/// one that sends six messages and confirms in three seconds would meet the default limit
+/// (a burst of five), and only on a fast run. The limit itself is tested in
+/// `server/tests/it/limits.rs`.
+const E2E_RATE_PER_MINUTE: &str = "600";
+
+/// Playwright workers in the offline pass, each with a server and database of its own.
+const PLAYWRIGHT_WORKERS: usize = 2;
+
 /// Kills the server however the test run ends, so no orphan keeps the port.
 struct RunningServer {
     child: Child,
@@ -162,21 +171,28 @@ fn needs_install(lock: &[u8], installed: Option<&[u8]>, has_node: bool) -> bool 
     !has_node || installed != Some(lock)
 }
 
-/// Every test except the `@provider` and `@slow` ones, with the built-in offline model.
+/// Every test except the `@provider` and `@slow` ones, with the built-in offline model:
+/// [`PLAYWRIGHT_WORKERS`] workers, each on a server of its own (`DATBAN_BASE_URLS`, read by
+/// `end2end/playwright.config.ts`), so one worker's bookings never fill another's slots.
 fn offline_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
-    let running = start_server(
-        ws,
-        server,
-        "offline",
-        &[
-            ("DATBAN_PROVIDER", "offline"),
-            // Still streamed token by token, just faster than a person needs to read it.
-            ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "2"),
-        ],
-        None,
-    )?;
+    let env = [
+        ("DATBAN_PROVIDER", "offline"),
+        // Still streamed token by token, just faster than a person needs to read it.
+        ("DATBAN_OFFLINE_TOKEN_DELAY_MS", "2"),
+        ("DATBAN_RATE_PER_MINUTE", E2E_RATE_PER_MINUTE),
+    ];
+    let servers = (0..PLAYWRIGHT_WORKERS)
+        .map(|worker| start_server(ws, server, &format!("offline-{worker}"), &env, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    let urls: Vec<&str> = servers.iter().map(|s| s.base_url.as_str()).collect();
     let other_passes = format!("{PROVIDER_TAG}|{SLOW_TAG}");
-    playwright(ws, &running, &["--grep-invert", &other_passes], &[])
+    let workers = PLAYWRIGHT_WORKERS.to_string();
+    playwright(
+        ws,
+        &servers[0],
+        &["--grep-invert", &other_passes, "--workers", &workers],
+        &[("DATBAN_BASE_URLS", &urls.join(","))],
+    )
 }
 
 /// The `@slow` tests, with an offline model slow enough to act mid-reply.
@@ -185,6 +201,7 @@ fn slow_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
         ("DATBAN_PROVIDER", "offline"),
         ("DATBAN_OFFLINE_TOKEN_DELAY_MS", SLOW_TOKEN_DELAY_MS),
         ("DATBAN_HEARTBEAT_TIMEOUT_MS", SLOW_HEARTBEAT_TIMEOUT_MS),
+        ("DATBAN_RATE_PER_MINUTE", E2E_RATE_PER_MINUTE),
     ];
     let running = start_server(ws, server, "slow", &env, None)?;
     // A second server on the same database, for the test that kills one mid-reply.
@@ -215,6 +232,7 @@ fn provider_pass(ws: &Workspace, server: &Path) -> Result<(), Failure> {
             ("OPENAI_BASE_URL", &base_url),
             ("OPENAI_API_KEY", FAKE_PROVIDER_KEY),
             ("DATBAN_MODEL", "fake-model"),
+            ("DATBAN_RATE_PER_MINUTE", E2E_RATE_PER_MINUTE),
         ],
         None,
     )?;
@@ -250,10 +268,18 @@ fn start_server(
         }
     };
     let mut command = Command::new(server);
-    command.current_dir(&ws.root).env(
-        "DATABASE_URL",
-        format!("sqlite://{}", data_dir.join("e2e.db").display()),
-    );
+    command
+        .current_dir(&ws.root)
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", data_dir.join("e2e.db").display()),
+        )
+        .stdout(cmd::output_sink())
+        .stderr(cmd::output_sink());
+    // A request's INFO lines, thousands a suite, bury a failure's cause; warnings stay.
+    if std::env::var_os("RUST_LOG").is_none() {
+        command.env("RUST_LOG", "warn");
+    }
     for (name, value) in env {
         command.env(name, value);
     }
@@ -316,6 +342,7 @@ fn start_fake_provider(ws: &Workspace) -> Result<FakeProvider, Failure> {
         .env("FAKE_OPENAI_KEY", FAKE_PROVIDER_KEY)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
+        .stderr(cmd::output_sink())
         .spawn()
         .map_err(|e| {
             Failure::new(format!(

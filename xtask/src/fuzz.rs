@@ -54,27 +54,34 @@ const BUILD_OPTIONS: &[&str] = &["--sanitizer", "none", "--debug-assertions"];
 /// inputs go to a temporary folder, so the committed corpus never grows). All targets run
 /// even when one fails; the failure then names every input that failed.
 pub fn run_all(ws: &Workspace, seconds_per_target: u64) -> Result<(), Failure> {
-    let fuzz = Fuzz::prepare(ws)?;
-    let started = Instant::now();
-    let mut failures = Vec::new();
-    for target in TARGETS {
-        let scratch = scratch_dir(target)?;
-        let outcome = fuzz.run(target, &scratch, seconds_per_target);
-        // Best effort: a leftover folder in the temporary directory harms nothing.
-        let _ = fs::remove_dir_all(&scratch);
-        if let Err(failure) = outcome {
-            failures.push(failure.to_string());
+    Fuzz::prepare(ws, false)?.run_every_target(seconds_per_target)
+}
+
+impl Fuzz {
+    /// Every target for `seconds_per_target` seconds, as [`run_all`] describes.
+    pub fn run_every_target(&self, seconds_per_target: u64) -> Result<(), Failure> {
+        let fuzz = self;
+        let started = Instant::now();
+        let mut failures = Vec::new();
+        for target in TARGETS {
+            let scratch = scratch_dir(target)?;
+            let outcome = fuzz.run(target, &scratch, seconds_per_target);
+            // Best effort: a leftover folder in the temporary directory harms nothing.
+            let _ = fs::remove_dir_all(&scratch);
+            if let Err(failure) = outcome {
+                failures.push(failure.to_string());
+            }
         }
-    }
-    if failures.is_empty() {
-        println!(
-            "fuzz: {} targets × {seconds_per_target} s: no failure ({:.0} s with start-up)",
-            TARGETS.len(),
-            started.elapsed().as_secs_f64()
-        );
-        Ok(())
-    } else {
-        Err(Failure::new(failures.join("\n\n")))
+        if failures.is_empty() {
+            println!(
+                "fuzz: {} targets × {seconds_per_target} s: no failure ({:.0} s with start-up)",
+                TARGETS.len(),
+                started.elapsed().as_secs_f64()
+            );
+            Ok(())
+        } else {
+            Err(Failure::new(failures.join("\n\n")))
+        }
     }
 }
 
@@ -83,7 +90,7 @@ pub fn run_all(ws: &Workspace, seconds_per_target: u64) -> Result<(), Failure> {
 /// `<target dir>/fuzz/corpus/<target>` (outside the repository).
 pub fn run_one(ws: &Workspace, target: &str, seconds: u64) -> Result<(), Failure> {
     check_target(target)?;
-    let fuzz = Fuzz::prepare(ws)?;
+    let fuzz = Fuzz::prepare(ws, false)?;
     let corpus = fuzz.target_dir.join("corpus").join(target);
     fs::create_dir_all(&corpus).map_err(|e| io_error("create", &corpus, e))?;
     fuzz.run(target, &corpus, seconds)
@@ -95,7 +102,7 @@ pub fn reproduce(ws: &Workspace, target: &str, input: &Path) -> Result<(), Failu
     check_target(target)?;
     // cargo-fuzz runs from the workspace root, not from where the path was typed.
     let input = fs::canonicalize(input).map_err(|e| io_error("find", input, e))?;
-    let fuzz = Fuzz::prepare(ws)?;
+    let fuzz = Fuzz::prepare(ws, false)?;
     cmd::step(&format!("fuzz target {target} on {}", input.display()));
     cmd::run(fuzz.cargo_fuzz("run").arg(target).arg(&input))
 }
@@ -119,7 +126,7 @@ pub fn command(ws: &Workspace, args: &[String]) -> Result<(), Failure> {
 }
 
 /// A built fuzz project, ready to run.
-struct Fuzz {
+pub struct Fuzz {
     /// The cargo-fuzz binary.
     cargo_fuzz: PathBuf,
     /// The workspace root (cargo-fuzz runs from there).
@@ -132,8 +139,10 @@ struct Fuzz {
 }
 
 impl Fuzz {
-    /// Makes sure cargo-fuzz and a C++ compiler are there, then builds every target.
-    fn prepare(ws: &Workspace) -> Result<Self, Failure> {
+    /// Makes sure cargo-fuzz and a C++ compiler are there, then builds every target; with
+    /// `background`, at the lowest CPU priority, so that a build beside the test command's
+    /// other stages only takes the time they leave idle.
+    pub fn prepare(ws: &Workspace, background: bool) -> Result<Self, Failure> {
         cmd::step("fuzz targets: set-up and build (cargo-fuzz, libFuzzer)");
         ensure_cxx()?;
         let fuzz = Self {
@@ -143,7 +152,11 @@ impl Fuzz {
             target_dir: ws.target.join("fuzz"),
         };
         let started = Instant::now();
-        cmd::run(&mut fuzz.cargo_fuzz("build"))?;
+        let mut build = fuzz.cargo_fuzz("build");
+        if background {
+            cmd::lowest_priority(&mut build);
+        }
+        cmd::run(&mut build)?;
         println!(
             "fuzz: targets built in {:.0} s",
             started.elapsed().as_secs_f64()

@@ -13,6 +13,7 @@ mod layers;
 mod postgres;
 mod setup;
 mod site;
+mod stages;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -24,10 +25,13 @@ usage: cargo xtask <command>
 commands:
   run [--release]   set up what is missing, build the site and serve it
                     (LEPTOS_SITE_ADDR, default 127.0.0.1:3000)
-  test              set up what is missing and run every check and test:
-                    fmt, clippy, cargo test, the server tests again on a
-                    throwaway PostgreSQL, the fuzz targets briefly, wasm32
-                    tests, Playwright, the AI SDK chat clients (ai 7, ai 6)
+  test [--quick]    set up what is missing and run every check and test:
+                    fmt, clippy, every crate's tests (nextest), the server
+                    tests again on a throwaway PostgreSQL, the fuzz targets
+                    briefly, wasm32 tests, Playwright, the AI SDK chat
+                    clients (ai 7, ai 6); stages run side by side, and a
+                    table at the end says where the time went. --quick:
+                    only the unit and integration tests on SQLite
   test-postgres     only the server tests on a throwaway PostgreSQL
   chaos <seconds> [<conversations>]
                     the chaos test alone, longer: three server processes on
@@ -134,7 +138,7 @@ fn build(args: &[String]) -> Result<(Workspace, PathBuf), Failure> {
     let release = parse_release(args)?;
     let ws = Workspace::locate()?;
     let tools = setup::Setup::detect()?.ensure_all()?;
-    site::build_site(&ws, &tools)?;
+    site::build_site(&ws, &tools, false)?;
     let server = site::build_server(&ws, release)?;
     Ok((ws, server))
 }
@@ -150,48 +154,162 @@ fn run(args: &[String]) -> Result<(), Failure> {
 }
 
 fn test(args: &[String]) -> Result<(), Failure> {
-    if !args.is_empty() {
-        return Err(Failure::new(format!(
-            "`test` takes no arguments\n\n{USAGE}"
-        )));
-    }
+    let quick = match args {
+        [] => false,
+        [flag] if flag == "--quick" => true,
+        _ => {
+            return Err(Failure::new(format!(
+                "`test` takes only `--quick`\n\n{USAGE}"
+            )))
+        }
+    };
     let ws = Workspace::locate()?;
+    if quick {
+        return test_quick(&ws);
+    }
     let tools = setup::Setup::detect()?.ensure_all()?;
-    let started = std::time::Instant::now();
-
-    cmd::step("cargo fmt --check");
-    cmd::run(cmd::cargo(&ws).args(["fmt", "--all", "--check"]))?;
-    cmd::step("cargo clippy");
-    cmd::run(cmd::cargo(&ws).args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
-    cmd::step("cargo test --workspace");
-    cmd::run(cmd::cargo(&ws).args(["test", "--workspace"]))?;
-    cmd::step("server tests on PostgreSQL (a throwaway cluster)");
-    postgres::test_server(&ws)?;
-    cmd::step("fuzz targets (libFuzzer), each briefly");
-    fuzz::run_all(&ws, fuzz::TEST_SECONDS)?;
-
-    site::build_site(&ws, &tools)?;
-    cmd::step("shared tests on wasm32 (wasm-bindgen-test-runner, Node.js)");
-    site::test_shared_on_wasm(&ws, &tools)?;
-
-    let server = site::build_server(&ws, false)?;
-    cmd::step("Playwright end-to-end tests in Chromium");
-    e2e::run_playwright(&ws, &server)?;
-    cmd::step("AI SDK chat clients (ai 7 and ai 6) over a socket");
-    e2e::run_aisdk(&ws, &server)?;
-
-    println!(
-        "\nxtask: every check passed in {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
+    let stages = stages::Stages::new(&ws.target.join("xtask-logs"))?;
+    let result = test_stages(&ws, &tools, &stages);
+    println!("\nxtask: where the time went (seconds since the tests began)\n");
+    print!("{}", stages.table());
+    result?;
+    println!("\nxtask: every check passed");
     Ok(())
+}
+
+/// Every check and test, each stage as early as what it needs allows.
+///
+/// On two cores the order is what sets the time. Three chains start at once: the native
+/// one (clippy, then the test build, then the tests on SQLite and on PostgreSQL side by
+/// side), the wasm one (the hydrate bundle, then `shared`'s tests on wasm32; in a target
+/// directory of its own, so that neither chain waits for the other's lock, and niced, so
+/// that it takes what the native chain leaves idle) and the fuzz build (niced the most; it
+/// has its own target directory already). The browser suites need the server binary of
+/// the test build and the bundle; the fuzz runs need their build.
+fn test_stages(
+    ws: &Workspace,
+    tools: &setup::Tools,
+    stages: &stages::Stages,
+) -> Result<(), Failure> {
+    stages.run("cargo fmt --check", || {
+        cmd::run(cmd::cargo(ws).args(["fmt", "--all", "--check"]))
+    })?;
+    std::thread::scope(|scope| {
+        let fuzz = scope.spawn(|| {
+            let fuzz = stages.logged("fuzz build (niced)", || fuzz::Fuzz::prepare(ws, true))?;
+            stages.logged("fuzz runs (libFuzzer, 10 s a target)", || {
+                fuzz.run_every_target(fuzz::TEST_SECONDS)
+            })
+        });
+        let wasm = scope.spawn(|| {
+            stages.logged("hydrate bundle (wasm32, niced)", || {
+                site::build_site(ws, tools, true)
+            })?;
+            stages.logged("shared's tests on wasm32", || {
+                site::test_shared_on_wasm(ws, tools)
+            })
+        });
+        let native = (|| {
+            stages.run("cargo clippy", || {
+                cmd::run(cmd::cargo(ws).args([
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]))
+            })?;
+            stages.run(
+                "test build (every crate's tests, the server binary)",
+                || cmd::run(cmd::cargo(ws).args(["test", "--workspace", "--no-run"])),
+            )?;
+            std::thread::scope(|tests| {
+                let postgres = tests.spawn(|| {
+                    stages.logged("server tests on PostgreSQL (nextest)", || {
+                        postgres::with_cluster(|url| cmd::run(&mut rust_tests(ws, Some(url))))
+                    })
+                });
+                let sqlite = stages.logged("every crate's tests on SQLite (nextest)", || {
+                    cmd::run(&mut rust_tests(ws, None))?;
+                    cmd::run(cmd::cargo(ws).args(["test", "--workspace", "--doc"]))
+                });
+                join(postgres).and(sqlite)
+            })
+        })();
+        // The browser suites need the bundle and the server the test build linked.
+        let wasm = join(wasm);
+        let browser = native.as_ref().ok().and(wasm.as_ref().ok()).map(|_| {
+            let server = site::test_server_binary(ws);
+            std::thread::scope(|suites| {
+                let aisdk = suites.spawn(|| {
+                    stages.logged("AI SDK chat clients (ai 7, ai 6)", || {
+                        e2e::run_aisdk(ws, &server)
+                    })
+                });
+                let playwright = stages.logged("Playwright in Chromium", || {
+                    e2e::run_playwright(ws, &server)
+                });
+                join(aisdk).and(playwright)
+            })
+        });
+        let fuzz = join(fuzz);
+        native.and(wasm).and(browser.unwrap_or(Ok(()))).and(fuzz)
+    })
+}
+
+/// `cargo xtask test --quick`: the inner loop, every crate's unit and integration tests on
+/// SQLite, without set-up, the browser, PostgreSQL or the fuzzers.
+fn test_quick(ws: &Workspace) -> Result<(), Failure> {
+    let stages = stages::Stages::new(&ws.target.join("xtask-logs"))?;
+    let result = stages.run("every crate's tests on SQLite (nextest)", || {
+        cmd::run(&mut rust_tests(ws, None))
+    });
+    println!();
+    print!("{}", stages.table());
+    result
+}
+
+/// How many tests of one nextest run go at once. Most of the integration tests wait
+/// (on a server process starting, a heartbeat going stale, a killed process), so more
+/// than the two cores; the SQLite and PostgreSQL runs go side by side.
+const TEST_THREADS: &str = "3";
+
+/// The workspace's unit and integration tests: on SQLite, or with `postgres` (an admin
+/// URL) the server's on PostgreSQL. Through cargo-nextest where it is installed (a
+/// process a test, several at once), else `cargo test`. Either way the same
+/// `--workspace` build as the test build, so nothing is compiled twice.
+fn rust_tests(ws: &Workspace, postgres: Option<&str>) -> std::process::Command {
+    let nextest =
+        cmd::output(std::process::Command::new("cargo").args(["nextest", "--version"])).is_some();
+    let mut command = cmd::cargo(ws);
+    if nextest {
+        command.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--test-threads",
+            TEST_THREADS,
+        ]);
+        command.args(["--no-fail-fast", "--cargo-quiet"]);
+        if postgres.is_some() {
+            command.args(["-E", "package(server)"]);
+        }
+    } else {
+        println!("xtask: cargo-nextest is not installed; the tests run with `cargo test`");
+        command.args(["test", "--workspace"]);
+    }
+    if let Some(url) = postgres {
+        command.env(postgres::TEST_URL_ENV, url);
+    }
+    command
+}
+
+/// A stage thread's result; a panic in it is a failure, not a second panic here.
+fn join(handle: std::thread::ScopedJoinHandle<'_, Result<(), Failure>>) -> Result<(), Failure> {
+    handle
+        .join()
+        .unwrap_or_else(|_| Err(Failure::new("a stage of the test command panicked")))
 }
 
 fn test_postgres(args: &[String]) -> Result<(), Failure> {
@@ -202,7 +320,7 @@ fn test_postgres(args: &[String]) -> Result<(), Failure> {
     }
     let ws = Workspace::locate()?;
     cmd::step("server tests on PostgreSQL (a throwaway cluster)");
-    postgres::test_server(&ws)
+    postgres::with_cluster(|url| cmd::run(&mut rust_tests(&ws, Some(url))))
 }
 
 fn chaos(args: &[String]) -> Result<(), Failure> {

@@ -21,7 +21,7 @@ use crate::{
 /// Set to `1` to leave the PostgreSQL pass out (documented in the README).
 const SKIP_ENV: &str = "DATBAN_SKIP_POSTGRES";
 /// The variable the server's test support reads (`server/tests/it/support/test_db.rs`).
-const TEST_URL_ENV: &str = "DATBAN_TEST_POSTGRES_URL";
+pub const TEST_URL_ENV: &str = "DATBAN_TEST_POSTGRES_URL";
 /// Debian installs each major version's server tools under `<here>/<version>/bin`.
 const BIN_ROOT: &str = "/usr/lib/postgresql";
 /// The Debian package that brings them.
@@ -31,9 +31,10 @@ const OS_USER: &str = "postgres";
 /// How long the server may take to accept connections.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs `cargo test -p server --tests` (unit and integration tests) against a fresh
-/// PostgreSQL cluster.
-pub fn test_server(ws: &Workspace) -> Result<(), Failure> {
+/// Runs `tests` with the admin URL of a fresh throwaway cluster, which is removed
+/// afterwards whatever the tests did; `Ok` without running them when [`SKIP_ENV`] is set.
+/// `tests` gets the URL to pass on as `DATBAN_TEST_POSTGRES_URL` ([`TEST_URL_ENV`]).
+pub fn with_cluster(tests: impl FnOnce(&str) -> Result<(), Failure>) -> Result<(), Failure> {
     if std::env::var(SKIP_ENV).is_ok_and(|v| v == "1") {
         println!("postgres: {SKIP_ENV}=1: the server tests on PostgreSQL are SKIPPED");
         return Ok(());
@@ -49,22 +50,14 @@ pub fn test_server(ws: &Workspace) -> Result<(), Failure> {
         cluster.base.display()
     );
     let tests_started = Instant::now();
-    // The chaos test apart, after the others, with its figures on the terminal.
-    let result = cmd::run(
-        cmd::cargo(ws)
-            .args([
-                "test", "-p", "server", "--tests", "--", "--skip", CHAOS_TEST,
-            ])
-            .env(TEST_URL_ENV, cluster.admin_url()),
-    )
-    .and_then(|()| cmd::run(&mut chaos_command(ws, &cluster, None)));
+    let result = tests(&cluster.admin_url());
     let tests = tests_started.elapsed();
     if result.is_err() {
         cluster.print_log_tail();
     }
     drop(cluster);
     println!(
-        "postgres: cargo test (build included) took {:.0} s; {:.0} s with the cluster's start and removal",
+        "postgres: the tests took {:.0} s; {:.0} s with the cluster's start and removal",
         tests.as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
@@ -76,11 +69,7 @@ const CHAOS_TEST: &str = "postgres::chaos_";
 
 /// `cargo test` of the chaos test alone on `cluster`, its figures printed; sized by
 /// `(seconds, conversations)` when given, else its defaults.
-fn chaos_command(
-    ws: &Workspace,
-    cluster: &Cluster,
-    size: Option<(u64, u64)>,
-) -> std::process::Command {
+fn chaos_command(ws: &Workspace, url: &str, size: Option<(u64, u64)>) -> std::process::Command {
     let mut command = cmd::cargo(ws);
     command
         .args([
@@ -93,7 +82,7 @@ fn chaos_command(
             "--",
             "--nocapture",
         ])
-        .env(TEST_URL_ENV, cluster.admin_url());
+        .env(TEST_URL_ENV, url);
     if let Some((seconds, conversations)) = size {
         command
             .env("DATBAN_CHAOS_SECONDS", seconds.to_string())
@@ -109,7 +98,7 @@ pub fn chaos(ws: &Workspace, seconds: u64, conversations: u64) -> Result<(), Fai
     let cluster = Cluster::start(&bin)?;
     let result = cmd::run(&mut chaos_command(
         ws,
-        &cluster,
+        &cluster.admin_url(),
         Some((seconds, conversations)),
     ));
     if result.is_err() {

@@ -71,13 +71,20 @@ fn io_error(what: &str, path: &Path, error: std::io::Error) -> Failure {
 /// (keeping the linker's exports, which the chunks import), the main module's table drops
 /// its async hydration entries (`crate::async_hydration`), and wasm-opt shrinks the main
 /// module and each chunk separately.
-pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
+///
+/// The wasm builds have a target directory of their own ([`wasm_target_dir`]), so that
+/// they can run beside the native builds without waiting for their lock; `background`
+/// runs the compiler at the lowest CPU priority, taking what the native builds leave.
+pub fn build_site(ws: &Workspace, tools: &Tools, background: bool) -> Result<(), Failure> {
     let site = ws.site_root();
     let pkg = site.join("pkg");
     fs::create_dir_all(&pkg).map_err(|e| io_error("create", &pkg, e))?;
 
     cmd::step("hydrate build (wasm32, size-optimised profile)");
-    let mut cargo = cmd::cargo(ws);
+    let mut cargo = wasm_cargo(ws);
+    if background {
+        cmd::lowest_priority(&mut cargo);
+    }
     // `cargo rustc` so the link flag reaches the final link only: as a RUSTFLAGS entry it
     // would change every crate's fingerprint and rebuild the whole wasm tree.
     cargo
@@ -121,8 +128,7 @@ pub fn build_site(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
         .env("RUSTFLAGS", rustflags);
     cmd::run(&mut cargo)?;
 
-    let wasm_in = ws
-        .target
+    let wasm_in = wasm_target_dir(ws)
         .join(WASM_TARGET)
         .join(WASM_PROFILE)
         .join("frontend.wasm");
@@ -335,6 +341,25 @@ impl std::fmt::Display for Sizes {
     }
 }
 
+/// Where the wasm builds write: apart from the native builds (see [`build_site`]).
+fn wasm_target_dir(ws: &Workspace) -> PathBuf {
+    ws.target.join("wasm")
+}
+
+/// `cargo` for a wasm32 build, in [`wasm_target_dir`].
+fn wasm_cargo(ws: &Workspace) -> Command {
+    let mut cargo = cmd::cargo(ws);
+    cargo.env("CARGO_TARGET_DIR", wasm_target_dir(ws));
+    cargo
+}
+
+/// The server binary `cargo test --workspace` links for the integration tests, with the
+/// same features as every test: the browser suites run it rather than build another
+/// (`cargo build -p server` resolves the features apart and compiles again).
+pub fn test_server_binary(ws: &Workspace) -> PathBuf {
+    ws.target.join("debug").join("server")
+}
+
 /// Builds the server binary and returns its path.
 pub fn build_server(ws: &Workspace, release: bool) -> Result<PathBuf, Failure> {
     cmd::step(if release {
@@ -369,7 +394,7 @@ pub fn server_env(command: &mut Command, ws: &Workspace, addr: &str) {
 pub fn test_shared_on_wasm(ws: &Workspace, tools: &Tools) -> Result<(), Failure> {
     // The ordinary test profile: the size-optimised one sets panic=abort, which tests
     // ignore, and with build-std that links two copies of alloc.
-    let mut cargo = cmd::cargo(ws);
+    let mut cargo = wasm_cargo(ws);
     cargo
         .args(["test", "--package", "shared", "--target", WASM_TARGET])
         .args(tools.wasm.cargo_args())

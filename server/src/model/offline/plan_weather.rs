@@ -397,7 +397,10 @@ mod tests {
         assert_eq!(call.name, GET_WEATHER);
         assert_eq!(call.id, "call_1_0");
         assert_eq!(call.arguments, r#"{"city":"Hà Nội","from":"2026-11-29"}"#);
-        assert_eq!(arguments(call), json!({"city": "Hà Nội", "from": "2026-11-29"}));
+        assert_eq!(
+            arguments(call),
+            json!({"city": "Hà Nội", "from": "2026-11-29"})
+        );
         // Nothing said of the day: the call's default, today.
         let turn = plan(vec![user("Thời tiết Hà Nội thế nào?")]);
         assert_eq!(arguments(turn.only_call()), json!({"city": "Hà Nội"}));
@@ -528,11 +531,11 @@ mod tests {
         // A forecast that still brings today's storm (an older call's `days`) is picked
         // from by date: today and tomorrow are not the weekend's.
         let mut week = the_weekend_in_da_lat();
-        week["days"]
-            .as_array_mut()
-            .unwrap()
-            .insert(0, json!({"date": "2026-12-03", "condition": "storm", "tempMinC": 15,
-                              "tempMaxC": 21, "precipitationChance": 90}));
+        week["days"].as_array_mut().unwrap().insert(
+            0,
+            json!({"date": "2026-12-03", "condition": "storm", "tempMinC": 15,
+                              "tempMaxC": 21, "precipitationChance": 90}),
+        );
         let history = vec![
             user(question),
             turn.assistant(),
@@ -589,25 +592,139 @@ mod tests {
         const THURSDAY: &str = "2026-12-03T10:00:00+07:00";
         const SUNDAY: &str = "2026-11-29T10:00:00+07:00";
         for (now, text, city, from, to) in [
-            (THURSDAY, "Cuối tuần này Đà Lạt có mưa không?", "Đà Lạt", "2026-12-05", Some("2026-12-06")),
-            (THURSDAY, "What's the weather in Da Nang this weekend?", "Đà Nẵng", "2026-12-05", Some("2026-12-06")),
-            (THURSDAY, "Thời tiết Huế cuối tuần", "Huế", "2026-12-05", Some("2026-12-06")),
-            (THURSDAY, "cuoi tuan da lat co mua khong", "Đà Lạt", "2026-12-05", Some("2026-12-06")),
-            (THURSDAY, "Weather in Hue at the weekend", "Huế", "2026-12-05", Some("2026-12-06")),
-            (THURSDAY, "Hanoi weekend weather", "Hà Nội", "2026-12-05", Some("2026-12-06")),
-            (THURSDAY, "Thời tiết Đà Nẵng thứ Bảy", "Đà Nẵng", "2026-12-05", None),
-            (THURSDAY, "thoi tiet da nang thu 7", "Đà Nẵng", "2026-12-05", None),
-            (THURSDAY, "Weather in Da Nang on Saturday", "Đà Nẵng", "2026-12-05", None),
-            (THURSDAY, "Chủ nhật tới Đà Lạt có mưa không?", "Đà Lạt", "2026-12-06", None),
-            (THURSDAY, "Will it rain in Dalat on Sunday?", "Đà Lạt", "2026-12-06", None),
-            (THURSDAY, "Thứ Sáu Hà Nội có mưa không?", "Hà Nội", "2026-12-04", None),
-            (THURSDAY, "Weather in Hanoi on Friday", "Hà Nội", "2026-12-04", None),
-            (THURSDAY, "Ngày mai Huế có mưa không?", "Huế", "2026-12-04", None),
-            (THURSDAY, "Will it rain in Hue tomorrow?", "Huế", "2026-12-04", None),
-            (SUNDAY, "Weather in Hanoi next Friday", "Hà Nội", "2026-12-04", None),
-            (SUNDAY, "Thời tiết Hà Nội thứ Sáu tuần sau", "Hà Nội", "2026-12-04", None),
-            (SUNDAY, "Chủ nhật tới Đà Lạt có mưa không?", "Đà Lạt", "2026-12-06", None),
-            (SUNDAY, "Thời tiết Đà Lạt cuối tuần này", "Đà Lạt", "2026-11-29", None),
+            (
+                THURSDAY,
+                "Cuối tuần này Đà Lạt có mưa không?",
+                "Đà Lạt",
+                "2026-12-05",
+                Some("2026-12-06"),
+            ),
+            (
+                THURSDAY,
+                "What's the weather in Da Nang this weekend?",
+                "Đà Nẵng",
+                "2026-12-05",
+                Some("2026-12-06"),
+            ),
+            (
+                THURSDAY,
+                "Thời tiết Huế cuối tuần",
+                "Huế",
+                "2026-12-05",
+                Some("2026-12-06"),
+            ),
+            (
+                THURSDAY,
+                "cuoi tuan da lat co mua khong",
+                "Đà Lạt",
+                "2026-12-05",
+                Some("2026-12-06"),
+            ),
+            (
+                THURSDAY,
+                "Weather in Hue at the weekend",
+                "Huế",
+                "2026-12-05",
+                Some("2026-12-06"),
+            ),
+            (
+                THURSDAY,
+                "Hanoi weekend weather",
+                "Hà Nội",
+                "2026-12-05",
+                Some("2026-12-06"),
+            ),
+            (
+                THURSDAY,
+                "Thời tiết Đà Nẵng thứ Bảy",
+                "Đà Nẵng",
+                "2026-12-05",
+                None,
+            ),
+            (
+                THURSDAY,
+                "thoi tiet da nang thu 7",
+                "Đà Nẵng",
+                "2026-12-05",
+                None,
+            ),
+            (
+                THURSDAY,
+                "Weather in Da Nang on Saturday",
+                "Đà Nẵng",
+                "2026-12-05",
+                None,
+            ),
+            (
+                THURSDAY,
+                "Chủ nhật tới Đà Lạt có mưa không?",
+                "Đà Lạt",
+                "2026-12-06",
+                None,
+            ),
+            (
+                THURSDAY,
+                "Will it rain in Dalat on Sunday?",
+                "Đà Lạt",
+                "2026-12-06",
+                None,
+            ),
+            (
+                THURSDAY,
+                "Thứ Sáu Hà Nội có mưa không?",
+                "Hà Nội",
+                "2026-12-04",
+                None,
+            ),
+            (
+                THURSDAY,
+                "Weather in Hanoi on Friday",
+                "Hà Nội",
+                "2026-12-04",
+                None,
+            ),
+            (
+                THURSDAY,
+                "Ngày mai Huế có mưa không?",
+                "Huế",
+                "2026-12-04",
+                None,
+            ),
+            (
+                THURSDAY,
+                "Will it rain in Hue tomorrow?",
+                "Huế",
+                "2026-12-04",
+                None,
+            ),
+            (
+                SUNDAY,
+                "Weather in Hanoi next Friday",
+                "Hà Nội",
+                "2026-12-04",
+                None,
+            ),
+            (
+                SUNDAY,
+                "Thời tiết Hà Nội thứ Sáu tuần sau",
+                "Hà Nội",
+                "2026-12-04",
+                None,
+            ),
+            (
+                SUNDAY,
+                "Thứ Bảy tới Đà Lạt có mưa không?",
+                "Đà Lạt",
+                "2026-12-05",
+                None,
+            ),
+            (
+                SUNDAY,
+                "Thời tiết Đà Lạt cuối tuần này",
+                "Đà Lạt",
+                "2026-11-29",
+                None,
+            ),
         ] {
             let mut expected = json!({"city": city, "from": from});
             if let Some(to) = to {
@@ -616,7 +733,11 @@ mod tests {
             let turn = plan_at(now, vec![user(text)]);
             assert_eq!(arguments(turn.only_call()), expected, "{text} at {now}");
             let asks = |words: &[&str]| words.iter().any(|word| turn.text.contains(word));
-            assert!(asks(&["Để tôi xem thời tiết", "Let me check the weather"]), "{text}: {}", turn.text);
+            assert!(
+                asks(&["Để tôi xem thời tiết", "Let me check the weather"]),
+                "{text}: {}",
+                turn.text
+            );
         }
     }
 

@@ -470,7 +470,7 @@ pub(super) const ROWS: &[Row] = &[
         "What's the weather in Da Nang this weekend? Then find me a seafood place there.",
         EN,
         &[
-            (WEATHER, r#"{"city":"Đà Nẵng","days":4}"#),
+            (WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#),
             (SEARCH, r#"{"city":"Đà Nẵng","cuisine":"seafood"}"#),
         ],
         &["Saturday 5 Dec", "Sunday 6 Dec", "Hải Sản Bé Mặn"],
@@ -479,7 +479,7 @@ pub(super) const ROWS: &[Row] = &[
         "Cuối tuần này Đà Nẵng thời tiết thế nào? Rồi tìm giúp mình quán hải sản ở đó",
         VI,
         &[
-            (WEATHER, r#"{"city":"Đà Nẵng","days":4}"#),
+            (WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#),
             (SEARCH, r#"{"city":"Đà Nẵng","cuisine":"hải sản"}"#),
         ],
         &["thứ Bảy 05/12", "Chủ nhật 06/12", "Hải Sản Bé Mặn"],
@@ -488,7 +488,7 @@ pub(super) const ROWS: &[Row] = &[
         "cuoi tuan nay da nang thoi tiet the nao? roi tim giup minh quan hai san o do",
         VI,
         &[
-            (WEATHER, r#"{"city":"Đà Nẵng","days":4}"#),
+            (WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#),
             (SEARCH, r#"{"city":"Đà Nẵng","cuisine":"hải sản"}"#),
         ],
         &["thứ Bảy 05/12", "Hải Sản Bé Mặn"],
@@ -497,7 +497,7 @@ pub(super) const ROWS: &[Row] = &[
         "Thời tiết Huế ngày mai, và tìm quán bún bò ở đó",
         VI,
         &[
-            (WEATHER, r#"{"city":"Huế","days":2}"#),
+            (WEATHER, r#"{"city":"Huế","from":"2026-12-04"}"#),
             (SEARCH, r#"{"city":"Huế","cuisine":"bún bò"}"#),
         ],
         &["ngày mai", "Bún Bò Huế Bà Tuyết"],
@@ -507,7 +507,7 @@ pub(super) const ROWS: &[Row] = &[
         EN,
         &[
             (SEARCH, r#"{"city":"Huế","cuisine":"vegetarian"}"#),
-            (WEATHER, r#"{"city":"Huế","days":2}"#),
+            (WEATHER, r#"{"city":"Huế","from":"2026-12-04"}"#),
         ],
         &["Nhà Hàng Chay Liên Hoa", "tomorrow (Friday 4 Dec)"],
     ),
@@ -515,7 +515,7 @@ pub(super) const ROWS: &[Row] = &[
         "Thời tiết Đà Lạt thứ Bảy thế nào? Đặt bàn Le Rabelais tối thứ Bảy lúc 19h cho 2 người",
         VI,
         &[
-            (WEATHER, r#"{"city":"Đà Lạt","days":3}"#),
+            (WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-05"}"#),
             (
                 SEARCH,
                 r#"{"city":"Đà Lạt","cuisine":"Pháp","partySize":2,"date":"2026-12-05"}"#,

@@ -99,8 +99,13 @@ pub struct Workspace {
 
 impl Workspace {
     fn locate() -> Result<Self, Failure> {
-        // CARGO_MANIFEST_DIR is xtask/ at compile time; the workspace is its parent.
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        // CARGO_MANIFEST_DIR is xtask/; the workspace is its parent. `cargo run` sets it
+        // for the run too, which wins: two clones sharing one CARGO_TARGET_DIR (CI's cache)
+        // may run a binary the other compiled, whose compile-time path is the other clone.
+        let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+            .filter(|dir| !dir.is_empty())
+            .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+        let root = manifest
             .parent()
             .map(PathBuf::from)
             .ok_or_else(|| Failure::new("cannot find the workspace root"))?;
@@ -270,10 +275,11 @@ fn test_quick(ws: &Workspace) -> Result<(), Failure> {
     result
 }
 
-/// How many tests of one nextest run go at once. Most of the integration tests wait
-/// (on a server process starting, a heartbeat going stale, a killed process), so more
-/// than the two cores; the SQLite and PostgreSQL runs go side by side.
-const TEST_THREADS: &str = "3";
+/// How many tests of one nextest run go at once: on SQLite, and on PostgreSQL, whose tests
+/// mostly wait on the database server (a database created and dropped for each). Most
+/// of the integration tests wait (on a server process starting, a killed process), so
+/// more than the two cores; the SQLite and PostgreSQL runs go side by side.
+const TEST_THREADS: [&str; 2] = ["4", "6"];
 
 /// The workspace's unit and integration tests: on SQLite, or with `postgres` (an admin
 /// URL) the server's on PostgreSQL. Through cargo-nextest where it is installed (a
@@ -284,13 +290,8 @@ fn rust_tests(ws: &Workspace, postgres: Option<&str>) -> std::process::Command {
         cmd::output(std::process::Command::new("cargo").args(["nextest", "--version"])).is_some();
     let mut command = cmd::cargo(ws);
     if nextest {
-        command.args([
-            "nextest",
-            "run",
-            "--workspace",
-            "--test-threads",
-            TEST_THREADS,
-        ]);
+        let threads = TEST_THREADS[usize::from(postgres.is_some())];
+        command.args(["nextest", "run", "--workspace", "--test-threads", threads]);
         command.args(["--no-fail-fast", "--cargo-quiet"]);
         if postgres.is_some() {
             command.args(["-E", "package(server)"]);

@@ -102,8 +102,13 @@ fn assert_whole(state: &CallState) -> bool {
     *state == booked
 }
 
-/// Lets the leases of a killed decision run out, as waiting 30 s would.
+/// Lets the leases of a killed decision run out, as waiting 30 s would: the taken call,
+/// the running idempotency key and the killed run's heartbeat (which another process
+/// would otherwise wait out, 15 s, before closing the run as interrupted).
 async fn expire_leases(app: &TestApp) -> sqlx::Result<()> {
+    sqlx::query("UPDATE runs SET updated_at = '2000-01-01T00:00:00.000Z' WHERE status = 'running'")
+        .execute(&app.pool)
+        .await?;
     sqlx::query("UPDATE pending_calls SET taken_until = '2000-01-01T00:00:00.000Z' WHERE taken_by IS NOT NULL")
         .execute(&app.pool)
         .await?;

@@ -220,11 +220,35 @@ fn test_only_paths(files: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(paths)
 }
 
+/// Where a file's inline test module starts: `mod tests {` under a `#[cfg(…)]` that names
+/// `test` (`#[cfg(test)]`, `#[cfg(all(test, feature = "validate"))]`).
+fn inline_test_module(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    let mut previous: Option<(usize, &str)> = None;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "mod tests {" {
+            if let Some((start, attribute)) = previous {
+                let attribute = attribute.trim();
+                if attribute.starts_with("#[cfg(")
+                    && attribute
+                        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                        .any(|word| word == "test")
+                {
+                    return Some(start);
+                }
+            }
+        }
+        previous = Some((offset, line));
+        offset += line.len();
+    }
+    None
+}
+
 /// The modules a file's code names, with the line of each use: `crate::name` anywhere,
 /// and the first names of `use crate::{a, b::c}`. Comments and inline test modules are
 /// left out.
 fn uses(text: &str) -> Vec<(usize, String)> {
-    let code = match text.find("#[cfg(test)]\nmod tests {") {
+    let code = match inline_test_module(text) {
         Some(end) => &text[..end],
         None => text,
     };
@@ -336,6 +360,19 @@ fn describe(name: &str, cycle: &[Edge]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_inline_test_module_under_any_test_cfg_is_left_out() {
+        for cfg in ["#[cfg(test)]", "#[cfg(all(test, feature = \"validate\"))]"] {
+            let text = format!("use crate::a;\n{cfg}\nmod tests {{\n    use crate::b;\n}}\n");
+            let names: Vec<String> = uses(&text).into_iter().map(|(_, name)| name).collect();
+            assert_eq!(names, ["a"], "{cfg}");
+        }
+        // A cfg that is not about tests keeps its module's uses.
+        let text = "#[cfg(feature = \"testing\")]\nmod tests {\n    use crate::b;\n}\n";
+        let names: Vec<String> = uses(text).into_iter().map(|(_, name)| name).collect();
+        assert_eq!(names, ["b"]);
+    }
+
     use super::*;
 
     fn workspace() -> PathBuf {

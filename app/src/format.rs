@@ -290,8 +290,14 @@ mod tests {
             "weekend (Sat 5 Dec – Sun 6 Dec)"
         );
         // One day, and a run that is not a weekend, are their dates only.
-        assert_eq!(days_asked(Lang::Vi, day("2026-12-04"), day("2026-12-04")), "thứ Sáu 04/12");
-        assert_eq!(days_asked(Lang::En, day("2026-12-04"), day("2026-12-04")), "Fri 4 Dec");
+        assert_eq!(
+            days_asked(Lang::Vi, day("2026-12-04"), day("2026-12-04")),
+            "thứ Sáu 04/12"
+        );
+        assert_eq!(
+            days_asked(Lang::En, day("2026-12-04"), day("2026-12-04")),
+            "Fri 4 Dec"
+        );
         assert_eq!(
             days_asked(Lang::En, day("2026-12-04"), sunday),
             "Fri 4 Dec – Sun 6 Dec"

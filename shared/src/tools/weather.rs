@@ -328,11 +328,16 @@ mod tests {
         // The weekend: Saturday and Sunday only.
         let weekend = valid(json!({"city": "Đà Lạt", "from": "2026-12-05", "to": "2026-12-06"}));
         let span = weekend.span(today).unwrap();
-        assert_eq!((span.first, span.count, span.named), (day("2026-12-05"), 2, true));
+        assert_eq!(
+            (span.first, span.count, span.named),
+            (day("2026-12-05"), 2, true)
+        );
         assert_eq!(span.last(), day("2026-12-06"));
         // One day, alone; today and the forecast's last day are both in reach.
         for (from, expected) in [("2026-12-04", "2026-12-04"), ("2026-12-03", "2026-12-03")] {
-            let span = valid(json!({"city": "Huế", "from": from})).span(today).unwrap();
+            let span = valid(json!({"city": "Huế", "from": from}))
+                .span(today)
+                .unwrap();
             assert_eq!((span.first, span.count), (day(expected), 1), "{from}");
         }
         let last = valid(json!({"city": "Huế", "from": "2026-12-09", "to": "2026-12-09"}));
@@ -340,8 +345,13 @@ mod tests {
         let week = valid(json!({"city": "Huế", "from": "2026-12-03", "to": "2026-12-09"}));
         assert_eq!(week.span(today).unwrap().count, 7);
         // Old callers and stored calls: a count from today, or today alone.
-        let counted = valid(json!({"city": "Huế", "days": 3})).span(today).unwrap();
-        assert_eq!((counted.first, counted.count, counted.named), (today, 3, false));
+        let counted = valid(json!({"city": "Huế", "days": 3}))
+            .span(today)
+            .unwrap();
+        assert_eq!(
+            (counted.first, counted.count, counted.named),
+            (today, 3, false)
+        );
         let plain = valid(json!({"city": "Huế"})).span(today).unwrap();
         assert_eq!((plain.first, plain.count, plain.named), (today, 1, false));
         // What is stored and streamed says only what was asked.
@@ -416,12 +426,18 @@ mod tests {
         // `to` alone has no first day: the call must say it.
         let issues = refused(json!({"city": "Huế", "to": "2026-12-05"}));
         assert_eq!(
-            issues.iter().map(|(p, r, _)| (p.as_str(), r)).collect::<Vec<_>>(),
+            issues
+                .iter()
+                .map(|(p, r, _)| (p.as_str(), r))
+                .collect::<Vec<_>>(),
             [("from", &Rule::Missing)]
         );
         // Dates are dates.
         let issues = refused(json!({"city": "Huế", "from": "Saturday"}));
-        assert_eq!((issues[0].0.as_str(), &issues[0].1), ("from", &Rule::DateFormat));
+        assert_eq!(
+            (issues[0].0.as_str(), &issues[0].1),
+            ("from", &Rule::DateFormat)
+        );
     }
 
     #[test]
@@ -430,9 +446,8 @@ mod tests {
         use crate::lang::Lang;
         use crate::tools::{ErrorCode, ToolError};
         let error = |arguments: serde_json::Value| {
-            let invalid =
-                validate_arguments(ToolName::GetWeather, &arguments.to_string(), &ctx())
-                    .unwrap_err();
+            let invalid = validate_arguments(ToolName::GetWeather, &arguments.to_string(), &ctx())
+                .unwrap_err();
             ToolError::from(invalid)
         };
         let both = error(json!({"city": "Huế", "days": 2, "from": "2026-12-05"}));
@@ -470,7 +485,13 @@ mod tests {
             ..old
         };
         let written = serde_json::to_value(&new).unwrap();
-        assert_eq!(written["asked"], json!({"from": "2026-12-05", "to": "2026-12-06"}));
-        assert_eq!(serde_json::from_value::<GetWeatherOutput>(written).ok(), Some(new));
+        assert_eq!(
+            written["asked"],
+            json!({"from": "2026-12-05", "to": "2026-12-06"})
+        );
+        assert_eq!(
+            serde_json::from_value::<GetWeatherOutput>(written).ok(),
+            Some(new)
+        );
     }
 }

@@ -258,7 +258,10 @@ mod tests {
         );
         let hue = exchange(&mut history, "còn Huế thì sao?", weather.clone());
         assert_eq!(hue.name, GET_WEATHER);
-        assert_eq!(arguments(&hue), json!({"city": "Huế", "from": "2026-11-30"}));
+        assert_eq!(
+            arguments(&hue),
+            json!({"city": "Huế", "from": "2026-11-30"})
+        );
         let hanoi = exchange(&mut history, "còn Hà Nội?", weather.clone());
         assert_eq!(
             arguments(&hanoi),

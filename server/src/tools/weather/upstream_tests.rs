@@ -345,7 +345,10 @@ async fn named_days_past_the_forecast_never_reach_the_service() -> TestResult {
         from: Some(date("2026-12-24")?),
         to: None,
     };
-    let error = run(&far, &ctx).await.err().ok_or("a forecast for 24 December")?;
+    let error = run(&far, &ctx)
+        .await
+        .err()
+        .ok_or("a forecast for 24 December")?;
     assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
     assert!(queries(&seen).is_empty());
     Ok(())

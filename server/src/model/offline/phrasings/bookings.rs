@@ -470,7 +470,10 @@ pub(super) const ROWS: &[Row] = &[
         "What's the weather in Da Nang this weekend? Then find me a seafood place there.",
         EN,
         &[
-            (WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#),
+            (
+                WEATHER,
+                r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#,
+            ),
             (SEARCH, r#"{"city":"Đà Nẵng","cuisine":"seafood"}"#),
         ],
         &["Saturday 5 Dec", "Sunday 6 Dec", "Hải Sản Bé Mặn"],
@@ -479,7 +482,10 @@ pub(super) const ROWS: &[Row] = &[
         "Cuối tuần này Đà Nẵng thời tiết thế nào? Rồi tìm giúp mình quán hải sản ở đó",
         VI,
         &[
-            (WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#),
+            (
+                WEATHER,
+                r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#,
+            ),
             (SEARCH, r#"{"city":"Đà Nẵng","cuisine":"hải sản"}"#),
         ],
         &["thứ Bảy 05/12", "Chủ nhật 06/12", "Hải Sản Bé Mặn"],
@@ -488,7 +494,10 @@ pub(super) const ROWS: &[Row] = &[
         "cuoi tuan nay da nang thoi tiet the nao? roi tim giup minh quan hai san o do",
         VI,
         &[
-            (WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#),
+            (
+                WEATHER,
+                r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#,
+            ),
             (SEARCH, r#"{"city":"Đà Nẵng","cuisine":"hải sản"}"#),
         ],
         &["thứ Bảy 05/12", "Hải Sản Bé Mặn"],

@@ -7,19 +7,28 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Cuối tuần này Đà Lạt có mưa không?",
         VI,
-        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &[(
+            WEATHER,
+            r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#,
+        )],
         &["thứ Bảy 05/12", "Chủ nhật 06/12", "mưa"],
     ),
     row(
         "cuoi tuan nay da lat co mua khong",
         VI,
-        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &[(
+            WEATHER,
+            r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#,
+        )],
         &["thứ Bảy 05/12", "Chủ nhật 06/12"],
     ),
     row(
         "Will it rain in Dalat this weekend?",
         EN,
-        &[(WEATHER, r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &[(
+            WEATHER,
+            r#"{"city":"Đà Lạt","from":"2026-12-05","to":"2026-12-06"}"#,
+        )],
         &["Saturday 5 Dec", "Sunday 6 Dec"],
     ),
     row(
@@ -170,13 +179,19 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "Is it going to rain in HN this weekend",
         EN,
-        &[(WEATHER, r#"{"city":"Hà Nội","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &[(
+            WEATHER,
+            r#"{"city":"Hà Nội","from":"2026-12-05","to":"2026-12-06"}"#,
+        )],
         &["Saturday 5 Dec", "Sunday 6 Dec"],
     ),
     row(
         "SG cuối tuần này mưa không",
         VI,
-        &[(WEATHER, r#"{"city":"TP. Hồ Chí Minh","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &[(
+            WEATHER,
+            r#"{"city":"TP. Hồ Chí Minh","from":"2026-12-05","to":"2026-12-06"}"#,
+        )],
         &["thứ Bảy 05/12"],
     ),
     row(
@@ -188,7 +203,10 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "thoi tiet hue cuoi tuan nay",
         VI,
-        &[(WEATHER, r#"{"city":"Huế","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &[(
+            WEATHER,
+            r#"{"city":"Huế","from":"2026-12-05","to":"2026-12-06"}"#,
+        )],
         &["thứ Bảy 05/12"],
     ),
     row(
@@ -200,7 +218,10 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "What's the weather in Da Nang this weekend?",
         EN,
-        &[(WEATHER, r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &[(
+            WEATHER,
+            r#"{"city":"Đà Nẵng","from":"2026-12-05","to":"2026-12-06"}"#,
+        )],
         &["Weather in Đà Nẵng: Saturday 5 Dec", "Sunday 6 Dec"],
     ),
     row(
@@ -218,7 +239,10 @@ pub(super) const ROWS: &[Row] = &[
     row(
         "weekend weather in Hue",
         EN,
-        &[(WEATHER, r#"{"city":"Huế","from":"2026-12-05","to":"2026-12-06"}"#)],
+        &[(
+            WEATHER,
+            r#"{"city":"Huế","from":"2026-12-05","to":"2026-12-06"}"#,
+        )],
         &["Saturday 5 Dec", "Sunday 6 Dec"],
     ),
     row(

@@ -295,12 +295,7 @@ async fn named_days_ask_the_service_for_their_first_day_and_count() -> TestResul
     let (addr, seen) = forecasting_fake().await?;
     let (ctx, _db) = context(service(addr, Duration::from_secs(5))?).await?;
     // Saturday 5 and Sunday 6 December, asked on Monday 30 November.
-    let weekend = GetWeatherInput {
-        city: "Đà Lạt".into(),
-        days: None,
-        from: Some(date("2026-12-05")?),
-        to: Some(date("2026-12-06")?),
-    };
+    let weekend = named("Đà Lạt", "2026-12-05", "2026-12-06")?;
     let output = run(&weekend, &ctx).await?;
     let dates: Vec<NaiveDate> = output.days.iter().map(|day| day.date).collect();
     assert_eq!(dates, [date("2026-12-05")?, date("2026-12-06")?]);
@@ -322,12 +317,7 @@ async fn a_service_answering_other_days_than_named_is_unavailable() -> TestResul
     )
     .await?;
     let (ctx, _db) = context(service(addr, Duration::from_secs(5))?).await?;
-    let weekend = GetWeatherInput {
-        city: "Đà Lạt".into(),
-        days: None,
-        from: Some(date("2026-12-05")?),
-        to: Some(date("2026-12-06")?),
-    };
+    let weekend = named("Đà Lạt", "2026-12-05", "2026-12-06")?;
     match run(&weekend, &ctx).await {
         Err(ExecError::Tool(error)) => assert_eq!(error.code, ErrorCode::UpstreamUnavailable),
         other => panic!("expected UPSTREAM_UNAVAILABLE, got {other:?}"),
@@ -352,4 +342,14 @@ async fn named_days_past_the_forecast_never_reach_the_service() -> TestResult {
     assert!(matches!(error, ExecError::Tool(e) if e.code == ErrorCode::ValidationError));
     assert!(queries(&seen).is_empty());
     Ok(())
+}
+
+/// A call for the named days `from` … `to` in `city`, as a model makes it.
+fn named(city: &str, from: &str, to: &str) -> Result<GetWeatherInput, Box<dyn std::error::Error>> {
+    Ok(GetWeatherInput {
+        city: city.into(),
+        days: None,
+        from: Some(date(from)?),
+        to: Some(date(to)?),
+    })
 }

@@ -27,7 +27,7 @@ use shared::{
 
 mod decisions;
 pub use crate::error::ApiError;
-pub(crate) use crate::error::{AppJson, Cause};
+pub(crate) use crate::error::AppJson;
 pub(crate) mod edge;
 mod frames;
 mod transport;

@@ -1,6 +1,6 @@
 //! Configuration from the environment, read once at start-up.
 
-use leptos::prelude::LeptosOptions;
+use leptos_config::LeptosOptions;
 
 /// The database used when `DATABASE_URL` is not set: a file beside the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/datban.db";
@@ -206,7 +206,7 @@ fn number(name: &'static str, default: u64, min: u64, max: u64) -> Result<u64, C
 impl Config {
     /// Reads the configuration from the process environment.
     pub fn from_env() -> Result<Self, ConfigError> {
-        let leptos_options = leptos::prelude::get_configuration(None)
+        let leptos_options = leptos_config::get_configuration(None)
             .map_err(|error| ConfigError::Leptos(error.to_string()))?
             .leptos_options;
         let database_url = match std::env::var("DATABASE_URL") {

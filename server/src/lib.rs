@@ -2,10 +2,8 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use app::shell;
 use axum::{extract::FromRef, Router};
-use leptos::prelude::LeptosOptions;
-use leptos_axum::file_and_error_handler_with_context;
+use leptos_config::LeptosOptions;
 use tower_http::trace::TraceLayer;
 
 pub mod agent;
@@ -22,6 +20,7 @@ pub mod metrics;
 pub mod model;
 pub mod oauth;
 pub mod owner;
+#[cfg(feature = "site")]
 pub mod page;
 pub mod runs;
 pub mod security;
@@ -126,25 +125,14 @@ impl FromRef<AppState> for LeptosOptions {
 
 /// The whole HTTP application, without a socket, so tests can drive it with `oneshot`.
 pub fn app(state: AppState) -> Router {
-    let options = state.leptos_options.clone();
-    Router::new()
+    let routes = Router::new()
         .merge(health::routes())
         .merge(api::routes().layer(security::api_cors(&state.security)))
         .merge(mcp::routes(&state))
-        .merge(oauth::routes())
-        .merge(page::routes())
-        // Pages carry a Content-Security-Policy with the nonce of their hydration scripts,
-        // and are in the person's language.
-        .merge(page::pages(&state, move || shell(options.clone())))
-        // Files under the site root (the hydrate bundle in /pkg, favicon, …), served
-        // precompressed (.br/.gz) when present; anything else renders the 404 page.
-        .fallback(file_and_error_handler_with_context::<AppState, _>(
-            {
-                let state = state.clone();
-                move || page::provide_page_context(&state)
-            },
-            shell,
-        ))
+        .merge(oauth::routes());
+    #[cfg(feature = "site")]
+    let routes = pages(routes, &state);
+    routes
         // One layer around every route, not one `Router::layer` per middleware: axum boxes
         // a route again at each `Router::layer`, and every middleware clones the rest of
         // the route for each request, so six layers were some forty boxed clones per
@@ -185,6 +173,28 @@ pub fn app(state: AppState) -> Router {
                 )),
         )
         .with_state(state)
+}
+
+/// The pages, and what answers any other path.
+#[cfg(feature = "site")]
+fn pages(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
+    use app::shell;
+    use leptos_axum::file_and_error_handler_with_context;
+    let options = state.leptos_options.clone();
+    routes
+        .merge(page::routes())
+        // Pages carry a Content-Security-Policy with the nonce of their hydration scripts,
+        // and are in the person's language.
+        .merge(page::pages(state, move || shell(options.clone())))
+        // Files under the site root (the hydrate bundle in /pkg, favicon, …), served
+        // precompressed (.br/.gz) when present; anything else renders the 404 page.
+        .fallback(file_and_error_handler_with_context::<AppState, _>(
+            {
+                let state = state.clone();
+                move || page::provide_page_context(&state)
+            },
+            shell,
+        ))
 }
 
 /// Why the server could not start. Each variant's message is meant for the operator.

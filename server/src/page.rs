@@ -181,7 +181,9 @@ async fn api_failure(lang: Lang, error: api::ApiError) -> (Option<u16>, String) 
     let mut response = error.into_response();
     let status = response.status().as_u16();
     // The page is rendered outside `/api/`'s layer, so its one log line is written here.
-    if let Some(api::Cause(cause)) = response.extensions_mut().remove::<api::Cause>() {
+    if let Some(crate::error::Cause(cause)) =
+        response.extensions_mut().remove::<crate::error::Cause>()
+    {
         tracing::error!(status, %cause, "a page's data could not be read");
     }
     let body = axum::body::to_bytes(response.into_body(), ERROR_BODY_LIMIT)

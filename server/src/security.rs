@@ -173,6 +173,7 @@ pub fn content_security_policy(nonce: Option<&str>) -> String {
 /// Leptos context for server rendering (`leptos_routes_with_context`): sets the page's
 /// Content-Security-Policy with the nonce leptos_axum generated for this response, the
 /// one `HydrationScripts` puts on its inline scripts.
+#[cfg(feature = "site")]
 pub fn provide_page_csp() {
     use leptos::prelude::use_context;
     let Some(nonce) = leptos::nonce::use_nonce() else {
